@@ -1,0 +1,102 @@
+#include "apis/object_meta.h"
+
+namespace liken::apis {
+
+bool ParseObjectMeta(const nlohmann::json& j, ObjectMeta* out, std::string* error) {
+  if (!j.is_object()) {
+    *error = "metadata is not an object";
+    return false;
+  }
+  ObjectMeta meta;
+  meta.raw = j;
+  auto str = [&](const char* key, std::string* dst) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return true;
+    if (!it->is_string()) {
+      *error = std::string("metadata.") + key + " is not a string";
+      return false;
+    }
+    *dst = it->get<std::string>();
+    return true;
+  };
+  if (!str("name", &meta.name) || !str("namespace", &meta.namespace_name) || !str("uid", &meta.uid) ||
+      !str("resourceVersion", &meta.resource_version))
+    return false;
+  if (auto it = j.find("labels"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      *error = "metadata.labels is not an object";
+      return false;
+    }
+    for (auto l = it->begin(); l != it->end(); ++l) {
+      if (!l->is_string()) {
+        *error = "metadata.labels." + l.key() + " is not a string";
+        return false;
+      }
+      meta.labels[l.key()] = l->get<std::string>();
+    }
+  }
+  if (auto it = j.find("ownerReferences"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) {
+      *error = "metadata.ownerReferences is not a list";
+      return false;
+    }
+    for (const auto& o : *it) {
+      if (!o.is_object()) {
+        *error = "metadata.ownerReferences item is not an object";
+        return false;
+      }
+      OwnerReference ref;
+      ref.api_version = o.value("apiVersion", "");
+      ref.kind = o.value("kind", "");
+      ref.name = o.value("name", "");
+      ref.uid = o.value("uid", "");
+      if (o.contains("controller") && o["controller"].is_boolean()) ref.controller = o["controller"].get<bool>();
+      meta.owner_references.push_back(std::move(ref));
+    }
+  }
+  meta.deleting = j.contains("deletionTimestamp") && !j["deletionTimestamp"].is_null();
+  *out = std::move(meta);
+  return true;
+}
+
+nlohmann::json ObjectMetaToJson(const ObjectMeta& meta) {
+  nlohmann::json j = meta.raw.is_object() ? meta.raw : nlohmann::json::object();
+  auto set = [&](const char* key, const std::string& value) {
+    if (value.empty()) {
+      j.erase(key);
+    } else {
+      j[key] = value;
+    }
+  };
+  set("name", meta.name);
+  set("namespace", meta.namespace_name);
+  set("uid", meta.uid);
+  set("resourceVersion", meta.resource_version);
+  if (meta.labels.empty()) {
+    j.erase("labels");
+  } else {
+    j["labels"] = meta.labels;
+  }
+  if (meta.owner_references.empty()) {
+    j.erase("ownerReferences");
+  } else {
+    nlohmann::json refs = nlohmann::json::array();
+    for (size_t i = 0; i < meta.owner_references.size(); ++i) {
+      const auto& r = meta.owner_references[i];
+      nlohmann::json o = (j.contains("ownerReferences") && j["ownerReferences"].is_array() &&
+                          i < j["ownerReferences"].size() && j["ownerReferences"][i].is_object())
+                             ? j["ownerReferences"][i]
+                             : nlohmann::json::object();
+      o["apiVersion"] = r.api_version;
+      o["kind"] = r.kind;
+      o["name"] = r.name;
+      o["uid"] = r.uid;
+      if (r.controller) o["controller"] = *r.controller;
+      refs.push_back(std::move(o));
+    }
+    j["ownerReferences"] = std::move(refs);
+  }
+  return j;
+}
+
+}  // namespace liken::apis

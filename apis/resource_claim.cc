@@ -1,0 +1,58 @@
+#include "apis/resource_claim.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace liken::apis {
+
+std::vector<DeviceRequestAllocationResult> ResourceClaim::ResultsFor(const std::string& driver,
+                                                                      const std::string& pool) const {
+  std::vector<DeviceRequestAllocationResult> out;
+  for (const auto& r : results) {
+    if (r.driver == driver && r.pool == pool) out.push_back(r);
+  }
+  return out;
+}
+
+absl::StatusOr<ResourceClaim> ParseResourceClaim(const nlohmann::json& j) {
+  if (!j.is_object()) return absl::InvalidArgumentError("ResourceClaim is not a JSON object");
+  ResourceClaim claim;
+  claim.raw = j;
+  std::string error;
+  if (!j.contains("metadata") || !ParseObjectMeta(j["metadata"], &claim.metadata, &error)) {
+    return absl::InvalidArgumentError("ResourceClaim " + (error.empty() ? "has no metadata" : error));
+  }
+  try {
+    const nlohmann::json status = j.value("status", nlohmann::json::object());
+    if (!status.is_object()) return absl::InvalidArgumentError("ResourceClaim status is not an object");
+    if (status.contains("allocation") && status["allocation"].is_object()) {
+      claim.allocated = true;
+      const auto& alloc = status["allocation"];
+      if (alloc.contains("devices") && alloc["devices"].is_object() && alloc["devices"].contains("results")) {
+        const auto& results = alloc["devices"]["results"];
+        if (!results.is_array()) return absl::InvalidArgumentError("allocation.devices.results is not a list");
+        for (const auto& r : results) {
+          if (!r.is_object()) return absl::InvalidArgumentError("allocation result is not an object");
+          DeviceRequestAllocationResult res;
+          res.request = r.value("request", "");
+          res.driver = r.value("driver", "");
+          res.pool = r.value("pool", "");
+          res.device = r.value("device", "");
+          if (r.contains("shareID") && r["shareID"].is_string()) res.share_id = r["shareID"].get<std::string>();
+          claim.results.push_back(std::move(res));
+        }
+      }
+    }
+    if (status.contains("reservedFor") && status["reservedFor"].is_array()) {
+      for (const auto& r : status["reservedFor"]) {
+        claim.reserved_for.push_back(
+            {r.value("resource", ""), r.value("name", ""), r.value("uid", "")});
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("ResourceClaim has a field of the wrong type: ", e.what()));
+  }
+  return claim;
+}
+
+}  // namespace liken::apis

@@ -1,0 +1,46 @@
+// resource.k8s.io/v1 ResourceClaim: the parts a node driver reads (identity and allocation results).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "apis/object_meta.h"
+
+namespace liken::apis {
+
+// status.allocation.devices.results[] of a ResourceClaim.
+struct DeviceRequestAllocationResult {
+  std::string request;  // request name (a subrequest is "request/sub")
+  std::string driver;
+  std::string pool;
+  std::string device;
+  std::optional<std::string> share_id;  // set for devices with allowMultipleAllocations (newer servers)
+};
+
+// status.reservedFor[] of a ResourceClaim.
+struct ResourceClaimConsumerReference {
+  std::string resource;  // "pods"
+  std::string name;
+  std::string uid;
+};
+
+// A ResourceClaim as the node sees it.
+struct ResourceClaim {
+  ObjectMeta metadata;
+  bool allocated = false;  // status.allocation is present
+  std::vector<DeviceRequestAllocationResult> results;
+  std::vector<ResourceClaimConsumerReference> reserved_for;
+  nlohmann::json raw = nlohmann::json::object();
+
+  // The allocation results for `driver` in pool `pool`, in allocation order. Thread-safe (const).
+  std::vector<DeviceRequestAllocationResult> ResultsFor(const std::string& driver, const std::string& pool) const;
+};
+
+// Parses a ResourceClaim; InvalidArgument names the malformed field. Thread-safe.
+absl::StatusOr<ResourceClaim> ParseResourceClaim(const nlohmann::json& j);
+
+}  // namespace liken::apis

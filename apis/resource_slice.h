@@ -1,0 +1,75 @@
+// resource.k8s.io/v1 ResourceSlice: typed, with a JSON round trip that keeps unknown fields.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "apis/attribute_value.h"
+#include "apis/object_meta.h"
+
+namespace liken::apis {
+
+inline constexpr char kResourceApiVersion[] = "resource.k8s.io/v1";
+
+// API server limits for resource.k8s.io/v1 objects that liken must respect.
+inline constexpr size_t kMaxDevicesPerSlice = 128;
+inline constexpr size_t kMaxAttributesPerDevice = 32;
+inline constexpr size_t kMaxAttributeStringLength = 64;
+inline constexpr size_t kMaxAttributeNameLength = 32;   // the C identifier after the domain
+inline constexpr size_t kMaxDnsLabelLength = 63;
+inline constexpr size_t kMaxDnsSubdomainLength = 253;
+
+// spec.devices[] of a ResourceSlice.
+struct SliceDevice {
+  std::string name;
+  std::map<std::string, AttributeValue> attributes;  // fully qualified names
+  std::optional<bool> allow_multiple_allocations;
+  nlohmann::json raw = nlohmann::json::object();     // as received; unknown fields kept
+
+  // True when the published content (name, attributes, sharing) equals `other`'s. Ignores `raw`.
+  bool SameContent(const SliceDevice& other) const;
+};
+
+// spec.pool of a ResourceSlice.
+struct ResourcePool {
+  std::string name;
+  int64_t generation = 0;
+  int64_t resource_slice_count = 1;
+};
+
+// A ResourceSlice object.
+struct ResourceSlice {
+  ObjectMeta metadata;
+  std::string driver;
+  std::string node_name;
+  ResourcePool pool;
+  std::vector<SliceDevice> devices;
+  nlohmann::json raw = nlohmann::json::object();  // whole object as received
+};
+
+// Parses a ResourceSlice. InvalidArgument names the offending field. Thread-safe.
+absl::StatusOr<ResourceSlice> ParseResourceSlice(const nlohmann::json& j);
+
+// Serialises a ResourceSlice over its raw copy; server-set fields present in `raw` are kept. Thread-safe.
+nlohmann::json ResourceSliceToJson(const ResourceSlice& slice);
+
+// Serialises one attribute value as the API's one-of object ({"string": ...}, {"bool": ...}, ...). Thread-safe.
+nlohmann::json AttributeValueToJson(const AttributeValue& value);
+
+// Checks a slice against the API server's validation rules liken can hit: names, counts, lengths.
+// Returns InvalidArgument listing the first violation. Thread-safe.
+absl::Status ValidateResourceSlice(const ResourceSlice& slice);
+
+// True when `name` is a DNS label (RFC 1123, at most 63 characters). Thread-safe.
+bool IsDnsLabel(const std::string& name);
+
+// True when `name` is a DNS subdomain (RFC 1123, at most 253 characters). Thread-safe.
+bool IsDnsSubdomain(const std::string& name);
+
+}  // namespace liken::apis

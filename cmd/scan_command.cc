@@ -1,0 +1,88 @@
+// `liken-dra scan --node-name NAME [-o yaml|json]`: the ResourceSlices this node would publish, as a List.
+#include <cstdio>
+#include <iostream>
+
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "common/json_yaml.h"
+#include "discovery/slice_builder.h"
+
+namespace liken::cmd {
+
+int ScanCommand(int argc, char** argv) {
+  auto value_flags = ScanValueFlags();
+  value_flags.insert({"node-name", "o", "output"});
+  auto flags = Flags::Parse(argc, argv, value_flags, {"help", "h"});
+  if (!flags.ok()) {
+    std::fprintf(stderr, "liken-dra scan: %s\n", std::string(flags.status().message()).c_str());
+    return 2;
+  }
+  if (flags->Has("help") || flags->Has("h")) {
+    std::printf(
+        "usage: liken-dra scan --node-name NAME [-o yaml|json] [--sysfs-root DIR] [--dev-root DIR]\n"
+        "       [--proc-root DIR] [--storage-roles withhold|host] [--pci-ids FILE] [--modules-root DIR]\n");
+    return 0;
+  }
+  ApplyVerbosity(*flags);
+  std::string node = flags->Get("node-name", std::getenv("NODE_NAME") ? std::getenv("NODE_NAME") : "");
+  if (node.empty()) {
+    std::fprintf(stderr, "liken-dra scan: --node-name is required\n");
+    return 2;
+  }
+  std::string format = flags->Get("o", flags->Get("output", "yaml"));
+  if (format != "yaml" && format != "json") {
+    std::fprintf(stderr, "liken-dra scan: -o must be yaml or json\n");
+    return 2;
+  }
+  auto options = ScanOptionsFromFlags(*flags);
+  if (!options.ok()) {
+    std::fprintf(stderr, "liken-dra scan: %s\n", std::string(options.status().message()).c_str());
+    return 2;
+  }
+  auto inventory = discovery::NewSysfsScanner(*options)->Scan();
+  if (!inventory.ok()) {
+    std::fprintf(stderr, "liken-dra scan: %s\n", std::string(inventory.status().message()).c_str());
+    return 1;
+  }
+  for (const auto& w : inventory->warnings) {
+    std::fprintf(stderr, "liken-dra scan: warning: %s: %s\n", w.device.c_str(), w.message.c_str());
+  }
+  nlohmann::ordered_json list;
+  list["apiVersion"] = "v1";
+  list["kind"] = "List";
+  list["items"] = nlohmann::ordered_json::array();
+  for (const auto& slice : discovery::BuildResourceSlices(node, *inventory, 1)) {
+    auto status = apis::ValidateResourceSlice(slice);
+    if (!status.ok()) {
+      std::fprintf(stderr, "liken-dra scan: internal error: %s\n", std::string(status.message()).c_str());
+      return 1;
+    }
+    // Re-serialise in kubectl's field order.
+    nlohmann::json j = apis::ResourceSliceToJson(slice);
+    nlohmann::ordered_json item;
+    item["apiVersion"] = j["apiVersion"];
+    item["kind"] = j["kind"];
+    item["metadata"] = j["metadata"];
+    nlohmann::ordered_json spec;
+    spec["driver"] = j["spec"]["driver"];
+    spec["nodeName"] = j["spec"]["nodeName"];
+    spec["pool"] = {{"name", j["spec"]["pool"]["name"]},
+                    {"generation", j["spec"]["pool"]["generation"]},
+                    {"resourceSliceCount", j["spec"]["pool"]["resourceSliceCount"]}};
+    spec["devices"] = nlohmann::ordered_json::array();
+    for (const auto& d : j["spec"]["devices"]) {
+      nlohmann::ordered_json device;
+      device["name"] = d["name"];
+      if (d.contains("allowMultipleAllocations")) device["allowMultipleAllocations"] = d["allowMultipleAllocations"];
+      device["attributes"] = d.value("attributes", nlohmann::json::object());
+      spec["devices"].push_back(std::move(device));
+    }
+    item["spec"] = std::move(spec);
+    list["items"].push_back(std::move(item));
+  }
+  std::string out = format == "json" ? list.dump(2) + "\n" : JsonToYaml(list);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+}  // namespace liken::cmd

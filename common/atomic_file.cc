@@ -1,0 +1,99 @@
+#include "common/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace liken {
+namespace {
+
+absl::Status FileError(int err, const std::string& what) {
+  std::string msg = absl::StrCat(what, ": ", std::strerror(err));
+  if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
+  if (err == ENOENT) return absl::NotFoundError(msg);
+  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
+  return absl::InternalError(msg);
+}
+
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+bool ValidName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& content) {
+  if (!ValidName(name)) return absl::InvalidArgumentError(absl::StrCat("invalid file name '", name, "'"));
+  FdCloser dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dirfd.get() < 0) return FileError(errno, absl::StrCat("open directory ", dir));
+
+  static std::atomic<unsigned long> counter{0};
+  std::string temp = absl::StrCat(".", name, ".tmp.", ::getpid(), ".", counter.fetch_add(1));
+  int fd = ::openat(dirfd.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return FileError(errno, absl::StrCat("create ", dir, "/", temp));
+  auto fail = [&](int err, const std::string& what) {
+    ::close(fd);
+    ::unlinkat(dirfd.get(), temp.c_str(), 0);
+    return FileError(err, absl::StrCat(what, " ", dir, "/", name));
+  };
+  size_t written = 0;
+  while (written < content.size()) {
+    ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(errno, "write");
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd, 0644) != 0) return fail(errno, "chmod");
+  if (::fsync(fd) != 0) return fail(errno, "fsync");
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlinkat(dirfd.get(), temp.c_str(), 0);
+    return FileError(err, absl::StrCat("close ", dir, "/", name));
+  }
+  std::string target(name);
+  if (::renameat(dirfd.get(), temp.c_str(), dirfd.get(), target.c_str()) != 0) {
+    int err = errno;
+    ::unlinkat(dirfd.get(), temp.c_str(), 0);
+    return FileError(err, absl::StrCat("rename into ", dir, "/", name));
+  }
+  ::fsync(dirfd.get());
+  return absl::OkStatus();
+}
+
+absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name) {
+  if (!ValidName(name)) return absl::InvalidArgumentError(absl::StrCat("invalid file name '", name, "'"));
+  FdCloser dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dirfd.get() < 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return FileError(errno, absl::StrCat("open directory ", dir));
+  }
+  std::string target(name);
+  if (::unlinkat(dirfd.get(), target.c_str(), 0) != 0 && errno != ENOENT) {
+    return FileError(errno, absl::StrCat("remove ", dir, "/", name));
+  }
+  ::fsync(dirfd.get());
+  return absl::OkStatus();
+}
+
+}  // namespace liken

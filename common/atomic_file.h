@@ -1,0 +1,20 @@
+// Crash-safe file replacement: temp file in the same directory, fsync, rename, fsync of the directory.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace liken {
+
+// Atomically replaces `dir`/`name` with `content` (mode 0644). Never follows a symlink: `dir` is opened
+// with O_NOFOLLOW and a symlink planted at `name` is replaced, not written through. On any failure
+// (a full disk: ResourceExhausted) the old file is left intact and the temp file removed.
+// Thread-safe for distinct names; concurrent writers of one name leave one complete version.
+absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& content);
+
+// Removes `dir`/`name`; succeeds when it is already absent. Never follows a symlink in `dir`. Thread-safe.
+absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name);
+
+}  // namespace liken

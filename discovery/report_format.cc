@@ -1,0 +1,94 @@
+#include "discovery/report_format.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "discovery/attributes.h"
+
+namespace liken::discovery {
+
+nlohmann::ordered_json PlainAttributeValue(const AttributeValue& value) {
+  if (const auto* s = std::get_if<std::string>(&value)) return *s;
+  if (const auto* b = std::get_if<bool>(&value)) return *b;
+  if (const auto* i = std::get_if<int64_t>(&value)) return *i;
+  return std::get<apis::VersionValue>(value).semver;
+}
+
+nlohmann::ordered_json ReportToJson(const Inventory& inventory) {
+  nlohmann::ordered_json out;
+  out["published"] = nlohmann::ordered_json::array();
+  for (const auto& d : inventory.published) {
+    nlohmann::ordered_json item;
+    item["name"] = d.name;
+    nlohmann::ordered_json attrs = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : d.attributes) attrs[key] = PlainAttributeValue(value);
+    item["attributes"] = std::move(attrs);
+    nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+    for (const auto& n : d.nodes) nodes.push_back(n.path);
+    item["nodes"] = std::move(nodes);
+    item["allowMultipleAllocations"] = d.allow_multiple_allocations;
+    out["published"].push_back(std::move(item));
+  }
+  out["withheld"] = nlohmann::ordered_json::array();
+  for (const auto& w : inventory.withheld) out["withheld"].push_back({{"name", w.name}, {"reason", w.reason}});
+  out["unclaimed"] = nlohmann::ordered_json::array();
+  for (const auto& u : inventory.unclaimed) {
+    out["unclaimed"].push_back(
+        {{"bus", u.bus}, {"address", u.address}, {"modalias", u.modalias}, {"modules", u.modules}});
+  }
+  out["warnings"] = nlohmann::ordered_json::array();
+  for (const auto& w : inventory.warnings) out["warnings"].push_back({{"device", w.device}, {"message", w.message}});
+  return out;
+}
+
+namespace {
+
+std::string AttrString(const PublishedDevice& d, const char* key) {
+  auto it = d.attributes.find(key);
+  if (it == d.attributes.end()) return "-";
+  if (const auto* s = std::get_if<std::string>(&it->second)) return *s;
+  return "-";
+}
+
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+std::string ReportToText(const Inventory& inventory) {
+  std::ostringstream out;
+  size_t name_w = 6, sub_w = 10;
+  for (const auto& d : inventory.published) {
+    name_w = std::max(name_w, d.name.size() + 2);
+    sub_w = std::max(sub_w, AttrString(d, kAttrSubsystem).size() + 2);
+  }
+  out << "Published devices (" << inventory.published.size() << ")\n";
+  out << Pad("NAME", name_w) << Pad("SUBSYSTEM", sub_w) << Pad("SHARED", 8) << Pad("DRIVER", 16) << "NODES\n";
+  for (const auto& d : inventory.published) {
+    std::string nodes;
+    for (const auto& n : d.nodes) nodes += (nodes.empty() ? "" : ",") + n.path;
+    out << Pad(d.name, name_w) << Pad(AttrString(d, kAttrSubsystem), sub_w)
+        << Pad(d.allow_multiple_allocations ? "yes" : "no", 8) << Pad(AttrString(d, kAttrDriver), 16) << nodes
+        << "\n";
+  }
+  out << "\nWithheld devices (" << inventory.withheld.size() << ")\n";
+  for (const auto& w : inventory.withheld) out << "  " << w.name << ": " << w.reason << "\n";
+  if (!inventory.warnings.empty()) {
+    out << "\nWarnings (" << inventory.warnings.size() << ")\n";
+    for (const auto& w : inventory.warnings) out << "  " << w.device << ": " << w.message << "\n";
+  }
+  out << "\n# Unclaimed hardware (" << inventory.unclaimed.size()
+      << "): declare a module in the Machine's spec.modules to publish it.\n";
+  out << "# spec:\n#   modules:\n";
+  for (const auto& u : inventory.unclaimed) {
+    std::string where = u.bus + " " + u.address + " " + u.modalias;
+    if (u.modules.empty()) {
+      out << "#   # (no known module)  # " << where << "\n";
+    }
+    for (const auto& m : u.modules) out << "#   - " << m << "  # " << where << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace liken::discovery

@@ -1,0 +1,22 @@
+// Lays an Inventory out as the node's ResourceSlices (one pool, as many slices as the 128-device limit needs).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "apis/resource_slice.h"
+#include "discovery/inventory.h"
+
+namespace liken::discovery {
+
+// The name of the node's first slice: "<node>-liken.sh".
+std::string PrimarySliceName(const std::string& node_name);
+
+// Builds the slices of the pool named after `node_name`: devices sorted by name, 128 per slice, the
+// first slice `<node>-liken.sh`, the next `<node>-liken.sh-1`, ...; every slice carries `generation`
+// and `resourceSliceCount`. A node without devices gets one empty slice (the pool exists, and says so).
+// No server-set fields and no owner reference (the caller adds one). Thread-safe (pure).
+std::vector<apis::ResourceSlice> BuildResourceSlices(const std::string& node_name, const Inventory& inventory,
+                                                     int64_t generation);
+
+}  // namespace liken::discovery
