@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "common/files.h"
@@ -287,6 +288,9 @@ class SysfsScanner : public Scanner {
     if (!inventory.unclaimed.empty()) MatchModules(&inventory);
     std::sort(inventory.published.begin(), inventory.published.end(),
               [](const PublishedDevice& a, const PublishedDevice& b) { return a.name < b.name; });
+    std::sort(inventory.unclaimed.begin(), inventory.unclaimed.end(), [](const UnclaimedDevice& a, const UnclaimedDevice& b) {
+      return std::tie(a.bus, a.address, a.modalias) < std::tie(b.bus, b.address, b.modalias);
+    });
     std::sort(inventory.withheld.begin(), inventory.withheld.end(),
               [](const WithheldDevice& a, const WithheldDevice& b) { return a.name < b.name; });
     return inventory;
