@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: install what is needed, build, build (or reuse) the local
+# Kubernetes control plane, and run every CTest test (unit, recordings, integration, e2e).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./hack/install-deps.sh
+./hack/build.sh
+if [ -x hack/build-control-plane.sh ] && [ "${LIKEN_SKIP_CLUSTER:-0}" != 1 ]; then
+  ./hack/build-control-plane.sh
+fi
+jobs="${LIKEN_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+ctest --test-dir build --output-on-failure -j"$jobs" "$@"

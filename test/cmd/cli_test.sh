@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The command-line contract: exit codes, one-line errors, output formats.
+set -u
+bin="$1"
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+"$bin" scan --node-name n --sysfs-root "$tmp/missing" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "scan exits non-zero when sysfs is unreadable" '[ $rc -ne 0 ]'
+check "with a one-line error" '[ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "cannot read sysfs" "$tmp/err"'
+check "and nothing on stdout" '[ ! -s "$tmp/out" ]'
+
+"$bin" report --sysfs-root "$tmp/missing" >/dev/null 2>"$tmp/err"; rc=$?
+check "report exits non-zero when sysfs is unreadable" '[ $rc -ne 0 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ]'
+
+mkdir -p "$tmp/sys/devices"
+"$bin" scan --node-name node-x --sysfs-root "$tmp/sys" -o json >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "scan of an empty machine succeeds" '[ $rc -eq 0 ]'
+check "and prints a List with the pool slice" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"kind\"]==\"List\" and d[\"items\"][0][\"metadata\"][\"name\"]==\"node-x-liken.sh\"" "$tmp/out"'
+"$bin" scan --node-name node-x --sysfs-root "$tmp/sys" >"$tmp/out.yaml"; rc=$?
+check "default output is YAML" '[ $rc -eq 0 ] && head -1 "$tmp/out.yaml" | grep -q "^apiVersion: v1"'
+"$bin" report --sysfs-root "$tmp/sys" -o json >"$tmp/r.json"; rc=$?
+check "report -o json has the three sections" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert set([\"published\",\"withheld\",\"unclaimed\"]) <= set(d)" "$tmp/r.json"'
+"$bin" scan >/dev/null 2>&1; rc=$?
+check "scan without --node-name is a usage error" '[ $rc -eq 2 ]'
+"$bin" scan --node-name n --storage-roles=maybe --sysfs-root "$tmp/sys" >/dev/null 2>&1; rc=$?
+check "a bad --storage-roles is a usage error" '[ $rc -eq 2 ]'
+"$bin" frobnicate >/dev/null 2>&1; rc=$?
+check "an unknown command is a usage error" '[ $rc -eq 2 ]'
+exit $fail

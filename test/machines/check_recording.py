@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Runs the real liken-dra binary on a umockdev recording and checks what it publishes.
+
+Every recording is held to the contract's invariants (what the rules allow at all). A recording with an
+expectations file (<name>.expected.json) must also publish, withhold and leave unclaimed exactly what that
+file lists.
+
+usage: check_recording.py LIKEN_DRA RECORDING [EXPECTED_JSON]
+Exit 0: all checks passed; 1: a check failed; 77: skipped (recording absent).
+"""
+import json
+import re
+import subprocess
+import sys
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
+
+
+def run(binary, recording, *args):
+    cmd = ["umockdev-run", "-d", recording, "--", binary, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise SystemExit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def check_invariants(report, slices, failures):
+    def fail(msg):
+        failures.append(msg)
+
+    for d in report["published"]:
+        name, attrs, nodes = d["name"], d["attributes"], d["nodes"]
+        if not DNS_LABEL.match(name):
+            fail(f"{name}: not a DNS label")
+        if attrs.get("liken.sh/bus") not in ("pci", "usb"):
+            fail(f"{name}: bus must be pci or usb")
+        if len(attrs) > 32:
+            fail(f"{name}: {len(attrs)} attributes")
+        for key, value in attrs.items():
+            domain, _, ident = key.rpartition("/")
+            if domain not in ("liken.sh", "resource.kubernetes.io") or not C_IDENT.match(ident):
+                fail(f"{name}: attribute name {key}")
+            if isinstance(value, str) and (len(value.encode()) > 64 or value == ""):
+                fail(f"{name}: attribute {key} value length")
+        for n in nodes:
+            if not n.startswith("/dev/") or "/../" in n:
+                fail(f"{name}: node {n} outside /dev")
+            if re.match(r"^/dev/fb\d+$", n):
+                fail(f"{name}: delivers a framebuffer {n}")
+        if attrs.get("liken.sh/bus") == "usb":
+            usbfs = [n for n in nodes if n.startswith("/dev/bus/usb/")]
+            if len(usbfs) != 1:
+                fail(f"{name}: USB device must deliver exactly one usbfs node, has {usbfs}")
+            own = [n for n in nodes if not n.startswith("/dev/bus/usb/")]
+            if not own and attrs.get("liken.sh/driver") != "btusb":
+                fail(f"{name}: only btusb may publish without nodes of its own")
+        elif not nodes:
+            fail(f"{name}: publishes no nodes")
+        shared = d["allowMultipleAllocations"]
+        if shared and not (attrs.get("liken.sh/renderNode") is True and
+                           all(re.match(r"^/dev/dri/renderD\d+$", n) for n in nodes)):
+            fail(f"{name}: only a GPU's render half may be shared")
+        if attrs.get("liken.sh/renderNode") is True and not shared:
+            fail(f"{name}: a render device must allow multiple allocations")
+        if attrs.get("liken.sh/displayNode") is True and not all(re.match(r"^/dev/dri/card\d+$", n) for n in nodes):
+            fail(f"{name}: a display device delivers only card nodes")
+    names = [d["name"] for d in report["published"]]
+    if names != sorted(names) or len(set(names)) != len(names):
+        fail("published names must be sorted and unique")
+
+    items = slices["items"]
+    if slices.get("kind") != "List" or not items:
+        fail("scan must print a non-empty List")
+    total = 0
+    for i, s in enumerate(items):
+        spec = s["spec"]
+        if s["apiVersion"] != "resource.k8s.io/v1" or s["kind"] != "ResourceSlice":
+            fail("scan item is not a resource.k8s.io/v1 ResourceSlice")
+        if spec["driver"] != "liken.sh" or spec["pool"]["resourceSliceCount"] != len(items):
+            fail(f"slice {i}: driver or resourceSliceCount wrong")
+        if len(spec["devices"]) > 128:
+            fail(f"slice {i}: {len(spec['devices'])} devices")
+        total += len(spec["devices"])
+    if total != len(report["published"]):
+        fail(f"scan publishes {total} devices, report {len(report['published'])}")
+
+
+def check_expected(report, expected, failures):
+    got = {
+        "published": [d["name"] for d in report["published"]],
+        "withheld": sorted(w["name"] for w in report["withheld"]),
+        "unclaimed": sorted(f"{u['bus']} {u['address']}" for u in report["unclaimed"]),
+    }
+    for key in ("published", "withheld", "unclaimed"):
+        if key in expected and sorted(expected[key]) != sorted(got[key]):
+            missing = sorted(set(expected[key]) - set(got[key]))
+            extra = sorted(set(got[key]) - set(expected[key]))
+            failures.append(f"{key}: missing {missing}, unexpected {extra}")
+    by_name = {d["name"]: d for d in report["published"]}
+    for name, want in expected.get("devices", {}).items():
+        d = by_name.get(name)
+        if d is None:
+            continue
+        if "nodes" in want and sorted(want["nodes"]) != sorted(d["nodes"]):
+            failures.append(f"{name}: nodes {d['nodes']} != {want['nodes']}")
+        for key, value in want.get("attributes", {}).items():
+            if value is None:
+                if key in d["attributes"]:
+                    failures.append(f"{name}: attribute {key} should be absent, is {d['attributes'][key]!r}")
+            elif d["attributes"].get(key) != value:
+                failures.append(f"{name}: attribute {key} = {d['attributes'].get(key)!r}, want {value!r}")
+        if "allowMultipleAllocations" in want and want["allowMultipleAllocations"] != d["allowMultipleAllocations"]:
+            failures.append(f"{name}: allowMultipleAllocations {d['allowMultipleAllocations']}")
+    if "slices" in expected:
+        pass
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    binary, recording = sys.argv[1], sys.argv[2]
+    try:
+        open(recording).close()
+    except OSError:
+        print(f"SKIP: {recording} is absent")
+        return 77
+    report = json.loads(run(binary, recording, "report", "-o", "json"))
+    slices = json.loads(run(binary, recording, "scan", "--node-name", "node-a", "-o", "json"))
+    failures = []
+    check_invariants(report, slices, failures)
+    if len(sys.argv) > 3:
+        with open(sys.argv[3]) as f:
+            expected = json.load(f)
+        check_expected(report, expected, failures)
+        if "slices" in expected and len(slices["items"]) != expected["slices"]:
+            failures.append(f"{len(slices['items'])} slices, want {expected['slices']}")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{recording}: {len(report['published'])} published, {len(report['withheld'])} withheld, "
+          f"{len(report['unclaimed'])} unclaimed, {len(slices['items'])} slice(s); {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
