@@ -9,6 +9,7 @@ usage: check_recording.py LIKEN_DRA RECORDING [EXPECTED_JSON]
 Exit 0: all checks passed; 1: a check failed; 77: skipped (recording absent).
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -112,8 +113,11 @@ def check_expected(report, expected, failures):
                 failures.append(f"{name}: attribute {key} = {d['attributes'].get(key)!r}, want {value!r}")
         if "allowMultipleAllocations" in want and want["allowMultipleAllocations"] != d["allowMultipleAllocations"]:
             failures.append(f"{name}: allowMultipleAllocations {d['allowMultipleAllocations']}")
-    if "slices" in expected:
-        pass
+    want_modules = expected.get("modules", {})
+    for u in report["unclaimed"]:
+        key = f"{u['bus']} {u['address']}"
+        if key in want_modules and sorted(want_modules[key]) != sorted(u["modules"]):
+            failures.append(f"unclaimed {key}: modules {u['modules']} != {want_modules[key]}")
 
 
 def main():
@@ -126,13 +130,18 @@ def main():
     except OSError:
         print(f"SKIP: {recording} is absent")
         return 77
-    report = json.loads(run(binary, recording, "report", "-o", "json"))
-    slices = json.loads(run(binary, recording, "scan", "--node-name", "node-a", "-o", "json"))
-    failures = []
-    check_invariants(report, slices, failures)
+    expected = {}
     if len(sys.argv) > 3:
         with open(sys.argv[3]) as f:
             expected = json.load(f)
+    # Extra flags from the expectations file; paths in them are relative to that file's directory.
+    here = os.path.dirname(os.path.abspath(sys.argv[3])) if len(sys.argv) > 3 else "."
+    extra = [a.replace("@HERE@", here) for a in expected.get("args", [])]
+    report = json.loads(run(binary, recording, "report", "-o", "json", *extra))
+    slices = json.loads(run(binary, recording, "scan", "--node-name", "node-a", "-o", "json", *extra))
+    failures = []
+    check_invariants(report, slices, failures)
+    if expected:
         check_expected(report, expected, failures)
         if "slices" in expected and len(slices["items"]) != expected["slices"]:
             failures.append(f"{len(slices['items'])} slices, want {expected['slices']}")
