@@ -1,0 +1,20 @@
+# syntax=docker/dockerfile:1
+# Multi-stage build of the liken-dra node daemon on Debian bookworm.
+FROM debian:bookworm AS build
+WORKDIR /src
+COPY hack/install-deps.sh hack/install-deps.sh
+RUN ./hack/install-deps.sh
+COPY . .
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLIKEN_BUILD_TESTS=OFF \
+ && cmake --build /build -j"$(nproc)" --target liken-dra \
+ && strip /build/liken-dra
+
+FROM debian:bookworm-slim
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      libgrpc++1.51 libprotobuf32 libcpprest2.10 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
+      libyaml-cpp0.7 libabsl20220623 pci.ids ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /build/liken-dra /usr/bin/liken-dra
+ENTRYPOINT ["/usr/bin/liken-dra"]
+CMD ["run"]
