@@ -48,7 +48,7 @@ struct WithheldDevice {
 // PCI or USB hardware with no driver bound, and the modules that could drive it.
 struct UnclaimedDevice {
   std::string bus;      // "pci" or "usb"
-  std::string address;  // "0000:03:00.0" or the USB interface name "1-4:1.0"
+  std::string address;  // "0000:03:00.0", or the USB port path "1-4" (the `address` attribute)
   std::string modalias;
   std::vector<std::string> modules;  // loadable modules whose alias matches (built-ins left out)
 };

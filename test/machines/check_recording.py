@@ -113,6 +113,8 @@ def check_expected(report, expected, failures):
                 failures.append(f"{name}: attribute {key} = {d['attributes'].get(key)!r}, want {value!r}")
         if "allowMultipleAllocations" in want and want["allowMultipleAllocations"] != d["allowMultipleAllocations"]:
             failures.append(f"{name}: allowMultipleAllocations {d['allowMultipleAllocations']}")
+    if "published_count" in expected and expected["published_count"] != len(report["published"]):
+        failures.append(f"{len(report['published'])} devices published, want {expected['published_count']}")
     want_modules = expected.get("modules", {})
     for u in report["unclaimed"]:
         key = f"{u['bus']} {u['address']}"
