@@ -5,6 +5,7 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "common/json_yaml.h"
+#include "common/log.h"
 #include "discovery/slice_builder.h"
 
 namespace liken::cmd {
@@ -39,13 +40,14 @@ int ScanCommand(int argc, char** argv) {
     std::fprintf(stderr, "liken-dra scan: %s\n", std::string(options.status().message()).c_str());
     return 2;
   }
+  options->match_modules = false;  // slices carry no module names
   auto inventory = discovery::NewSysfsScanner(*options)->Scan();
   if (!inventory.ok()) {
     std::fprintf(stderr, "liken-dra scan: %s\n", std::string(inventory.status().message()).c_str());
     return 1;
   }
   for (const auto& w : inventory->warnings) {
-    std::fprintf(stderr, "liken-dra scan: warning: %s: %s\n", w.device.c_str(), w.message.c_str());
+    LogDebug("scan warning", {{"device", w.device}, {"message", w.message}});
   }
   nlohmann::ordered_json list;
   list["apiVersion"] = "v1";

@@ -24,6 +24,7 @@ struct ScanOptions {
   std::string pci_ids_path = "/usr/share/misc/pci.ids";
   std::string modules_root = "/lib/modules";  // modules.alias is read from <modules_root>/<release>/
   std::string kernel_release;                 // empty: uname(2)'s release
+  bool match_modules = true;                  // look up modules for unclaimed hardware (the report needs them)
 };
 
 // Scans a machine. Implementations hold no state between scans besides cached databases.

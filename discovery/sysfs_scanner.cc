@@ -285,7 +285,7 @@ class SysfsScanner : public Scanner {
     for (const auto& [name, dir] : pass.BusDevices("usb")) {
       if (name.find(':') != std::string::npos) pass.ScanUsbInterface(name, dir);
     }
-    if (!inventory.unclaimed.empty()) MatchModules(&inventory);
+    if (options_.match_modules && !inventory.unclaimed.empty()) MatchModules(&inventory);
     std::sort(inventory.published.begin(), inventory.published.end(),
               [](const PublishedDevice& a, const PublishedDevice& b) { return a.name < b.name; });
     std::sort(inventory.unclaimed.begin(), inventory.unclaimed.end(), [](const UnclaimedDevice& a, const UnclaimedDevice& b) {
