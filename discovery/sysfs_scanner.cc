@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "apis/resource_slice.h"
 #include "common/files.h"
 #include "discovery/attributes.h"
 #include "discovery/delivery_walk.h"
@@ -220,6 +221,10 @@ class ScanPass {
   void PublishUnit(const std::string& base, const std::string& driver, const std::string& dir,
                    const AttributeSet& attrs, const std::optional<DeviceNode>& usbfs,
                    std::vector<std::string> usb_interfaces) {
+    if (!apis::IsDnsLabel(base + "-drm-dp-aux-dev")) {  // the longest suffix must fit too
+      Warn(dir, "device name '" + base + "' is not a valid DNS label of at most 48 characters; skipped");
+      return;
+    }
     WalkResult walk = WalkDelivery(dir);
     for (auto& w : walk.warnings) inventory_->warnings.push_back({base, w.device + ": " + w.message});
     auto first_block = std::find_if(walk.nodes.begin(), walk.nodes.end(), [](const WalkedNode& w) { return w.node.type == 'b'; });

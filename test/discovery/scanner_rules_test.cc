@@ -414,6 +414,25 @@ TEST_F(ScannerRulesTest, OddSysfsIsSkippedWithWarnings) {
   EXPECT_GE(inv.warnings.size(), 4u);
 }
 
+TEST_F(ScannerRulesTest, NamesThatCannotBeDeviceNamesAreSkippedAndUnreadableFilesLeftOut) {
+  AddXhciWithRootHub(tree_);
+  std::string dev = AddUsbDevice(tree_, kRootHub, "1-\xff", 1, 3, "0403", "6001");
+  std::string itf = AddUsbInterface(tree_, dev, 0, "ff", "ftdi_sio");
+  tree_.ClassDevice(itf + "/tty/ttyUSB0", "tty", "ttyUSB0", "188:0");
+  std::string ok = AddUsbDevice(tree_, kRootHub, "1-2", 1, 4, "0403", "6001");
+  std::string ok_itf = AddUsbInterface(tree_, ok, 0, "ff", "ftdi_sio");
+  tree_.ClassDevice(ok_itf + "/tty/ttyUSB1", "tty", "ttyUSB1", "188:1");
+  tree_.Dir("sys" + ok + "/serial");  // a directory where a file belongs: unreadable as an attribute
+  tree_.File("sys" + ok + "/product", "");  // empty
+  Inventory inv = Scan();
+  EXPECT_THAT(Names(inv), ElementsAre("usb-1-2-1-0"));
+  EXPECT_EQ(Str(inv.published[0], kAttrSerial), "<absent>");
+  EXPECT_EQ(Str(inv.published[0], kAttrName), "<absent>");
+  bool warned = false;
+  for (const auto& w : inv.warnings) warned |= w.message.find("not a valid DNS label") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
 TEST_F(ScannerRulesTest, MissingSysfsIsAnError) {
   ScanOptions o = Options();
   o.sysfs_root = tree_.root() + "/nonexistent";
