@@ -1,0 +1,117 @@
+#include "cdi/claim_spec_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cdi/claim_spec.h"
+#include "common/atomic_file.h"
+#include "common/files.h"
+
+namespace liken::cdi {
+namespace {
+
+constexpr char kPrefix[] = "liken.sh-";
+constexpr char kSuffix[] = ".json";
+constexpr size_t kMaxSpecBytes = 4 << 20;
+
+absl::Status MakeDirectories(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("empty directory path");
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::InternalError(absl::StrCat("create directory ", prefix, ": ", std::strerror(errno)));
+    }
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " is not a directory"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ClaimSpecStore::ClaimSpecStore(std::string cdi_root) : root_(std::move(cdi_root)) {}
+
+std::string ClaimSpecStore::FileName(absl::string_view claim_uid) {
+  return absl::StrCat(kPrefix, claim_uid, kSuffix);
+}
+
+absl::Status ClaimSpecStore::EnsureDirectory() const { return MakeDirectories(root_); }
+
+absl::Status ClaimSpecStore::Write(absl::string_view claim_uid, const Spec& spec) const {
+  return WriteFileAtomically(root_, FileName(claim_uid), SpecToJson(spec));
+}
+
+absl::StatusOr<Spec> ClaimSpecStore::Read(absl::string_view claim_uid) const {
+  std::string path = absl::StrCat(root_, "/", FileName(claim_uid));
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT) return absl::NotFoundError(absl::StrCat("no CDI spec ", path));
+    if (err == ELOOP) return absl::FailedPreconditionError(absl::StrCat(path, " is a symlink, not a CDI spec"));
+    return absl::InternalError(absl::StrCat("open ", path, ": ", std::strerror(err)));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::FailedPreconditionError(absl::StrCat(path, " is not a regular file"));
+  }
+  std::string text;
+  char buffer[16384];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return absl::InternalError(absl::StrCat("read ", path, ": ", std::strerror(err)));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+    if (text.size() > kMaxSpecBytes) {
+      ::close(fd);
+      return absl::InvalidArgumentError(absl::StrCat(path, " is larger than ", kMaxSpecBytes, " bytes"));
+    }
+  }
+  ::close(fd);
+  auto spec = ParseSpec(text);
+  if (!spec.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", spec.status().message()));
+  return spec;
+}
+
+bool ClaimSpecStore::Exists(absl::string_view claim_uid) const {
+  std::string path = absl::StrCat(root_, "/", FileName(claim_uid));
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+absl::Status ClaimSpecStore::Remove(absl::string_view claim_uid) const {
+  return RemoveFileIfPresent(root_, FileName(claim_uid));
+}
+
+absl::StatusOr<std::vector<std::string>> ClaimSpecStore::ListClaimUids() const {
+  auto names = ListDirectory(root_);
+  if (!names.ok()) {
+    if (absl::IsNotFound(names.status())) return std::vector<std::string>{};
+    return names.status();
+  }
+  std::vector<std::string> uids;
+  for (const auto& name : *names) {
+    if (!absl::StartsWith(name, kPrefix) || !absl::EndsWith(name, kSuffix)) continue;
+    std::string uid = name.substr(sizeof(kPrefix) - 1, name.size() - (sizeof(kPrefix) - 1) - (sizeof(kSuffix) - 1));
+    if (!uid.empty()) uids.push_back(std::move(uid));
+  }
+  std::sort(uids.begin(), uids.end());
+  return uids;
+}
+
+}  // namespace liken::cdi

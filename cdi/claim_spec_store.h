@@ -1,0 +1,50 @@
+// The directory of transient per-claim CDI specs (`<cdi-root>/liken.sh-<claimUID>.json`).
+#pragma once
+
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cdi/cdi_spec.h"
+
+namespace liken::cdi {
+
+// Writes, reads and removes the specs of claims. Never follows a symlink planted in the directory.
+// Thread-safe; callers serialise operations on one claim UID.
+class ClaimSpecStore {
+ public:
+  // `cdi_root` is the directory the container runtime reads ("/var/run/cdi").
+  explicit ClaimSpecStore(std::string cdi_root);
+
+  // "liken.sh-<claimUID>.json". Thread-safe.
+  static std::string FileName(absl::string_view claim_uid);
+
+  // Creates the directory (and its parents, mode 0755) when missing. Thread-safe.
+  absl::Status EnsureDirectory() const;
+
+  // Atomically writes the claim's spec (temp file, fsync, rename). Thread-safe.
+  absl::Status Write(absl::string_view claim_uid, const Spec& spec) const;
+
+  // Reads and parses the claim's spec. NotFound when absent; FailedPrecondition when the name is not a
+  // regular file (a planted symlink); InvalidArgument when it does not parse. Thread-safe.
+  absl::StatusOr<Spec> Read(absl::string_view claim_uid) const;
+
+  // True when a regular file holds the claim's spec (a symlink does not count). Thread-safe.
+  bool Exists(absl::string_view claim_uid) const;
+
+  // Removes the claim's spec; succeeds when absent. Thread-safe.
+  absl::Status Remove(absl::string_view claim_uid) const;
+
+  // The claim UIDs of every liken spec in the directory (temp files excluded), sorted. Thread-safe.
+  absl::StatusOr<std::vector<std::string>> ListClaimUids() const;
+
+  // The directory. Thread-safe.
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+};
+
+}  // namespace liken::cdi

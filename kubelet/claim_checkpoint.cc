@@ -1,0 +1,151 @@
+#include "kubelet/claim_checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
+#include "common/files.h"
+#include "kubelet/directories.h"
+
+namespace liken::kubelet {
+namespace {
+
+constexpr int kRecordVersion = 1;
+constexpr char kSuffix[] = ".json";
+
+nlohmann::json StringList(const std::vector<std::string>& v) { return nlohmann::json(v); }
+
+std::vector<std::string> ReadStringList(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  for (const auto& s : j.at(key)) out.push_back(s.get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+std::string PreparedClaimToJson(const PreparedClaim& claim, absl::string_view boot_id) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : claim.results) {
+    nlohmann::json jr = {{"requestNames", StringList(r.request_names)},
+                         {"pool", r.pool},
+                         {"device", r.device},
+                         {"cdiDeviceIDs", StringList(r.cdi_device_ids)}};
+    if (r.share_id) jr["shareID"] = *r.share_id;
+    results.push_back(std::move(jr));
+  }
+  nlohmann::json delivered = nlohmann::json::array();
+  for (const auto& d : claim.delivered) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& n : d.nodes) {
+      nodes.push_back({{"path", n.path},
+                       {"type", std::string(1, n.type)},
+                       {"major", n.major},
+                       {"minor", n.minor},
+                       {"subsystem", n.subsystem}});
+    }
+    delivered.push_back({{"name", d.name},
+                         {"nodes", std::move(nodes)},
+                         {"usbInterfaces", StringList(d.usb_interfaces)},
+                         {"sysfsPath", d.sysfs_path}});
+  }
+  nlohmann::json j = {
+      {"version", kRecordVersion},
+      {"bootID", std::string(boot_id)},
+      {"claim", {{"namespace", claim.ref.namespace_name}, {"name", claim.ref.name}, {"uid", claim.ref.uid}}},
+      {"results", std::move(results)},
+      {"delivered", std::move(delivered)},
+  };
+  return j.dump() + "\n";
+}
+
+absl::StatusOr<CheckpointRecord> ParsePreparedClaim(absl::string_view json_text) {
+  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return absl::InvalidArgumentError("record is not a JSON object");
+  CheckpointRecord rec;
+  try {
+    if (j.at("version").get<int>() != kRecordVersion) {
+      return absl::InvalidArgumentError(absl::StrCat("record version ", j.at("version").dump(), " is not supported"));
+    }
+    rec.boot_id = j.at("bootID").get<std::string>();
+    const auto& c = j.at("claim");
+    rec.claim.ref = {c.at("namespace").get<std::string>(), c.at("uid").get<std::string>(),
+                     c.at("name").get<std::string>()};
+    for (const auto& r : j.at("results")) {
+      PreparedResult pr;
+      pr.request_names = ReadStringList(r, "requestNames");
+      pr.pool = r.at("pool").get<std::string>();
+      pr.device = r.at("device").get<std::string>();
+      pr.cdi_device_ids = ReadStringList(r, "cdiDeviceIDs");
+      if (r.contains("shareID")) pr.share_id = r.at("shareID").get<std::string>();
+      rec.claim.results.push_back(std::move(pr));
+    }
+    for (const auto& d : j.at("delivered")) {
+      DeliveredDevice dd;
+      dd.name = d.at("name").get<std::string>();
+      for (const auto& n : d.at("nodes")) {
+        discovery::DeviceNode node;
+        node.path = n.at("path").get<std::string>();
+        std::string type = n.at("type").get<std::string>();
+        if (type != "c" && type != "b") return absl::InvalidArgumentError("node type is not c or b");
+        node.type = type[0];
+        node.major = n.at("major").get<uint32_t>();
+        node.minor = n.at("minor").get<uint32_t>();
+        node.subsystem = n.value("subsystem", "");
+        dd.nodes.push_back(std::move(node));
+      }
+      dd.usb_interfaces = ReadStringList(d, "usbInterfaces");
+      dd.sysfs_path = d.value("sysfsPath", "");
+      rec.claim.delivered.push_back(std::move(dd));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("record has a missing or mistyped field: ", e.what()));
+  }
+  if (rec.claim.ref.uid.empty()) return absl::InvalidArgumentError("record has an empty claim UID");
+  return rec;
+}
+
+ClaimCheckpoint::ClaimCheckpoint(std::string dir, std::string boot_id)
+    : dir_(std::move(dir)), boot_id_(std::move(boot_id)) {}
+
+absl::Status ClaimCheckpoint::EnsureDirectory() const { return MakeDirectories(dir_); }
+
+absl::Status ClaimCheckpoint::Save(const PreparedClaim& claim) const {
+  return WriteFileAtomically(dir_, absl::StrCat(claim.ref.uid, kSuffix), PreparedClaimToJson(claim, boot_id_));
+}
+
+absl::Status ClaimCheckpoint::Remove(absl::string_view claim_uid) const {
+  return RemoveFileIfPresent(dir_, absl::StrCat(claim_uid, kSuffix));
+}
+
+absl::StatusOr<ClaimCheckpoint::Contents> ClaimCheckpoint::Load() const {
+  auto names = ListDirectory(dir_);
+  if (!names.ok()) {
+    if (absl::IsNotFound(names.status())) return Contents{};
+    return names.status();
+  }
+  Contents out;
+  for (const auto& name : *names) {
+    if (name.empty() || name[0] == '.' || !absl::EndsWith(name, kSuffix)) continue;  // temp files
+    std::string uid = name.substr(0, name.size() - (sizeof(kSuffix) - 1));
+    auto text = ReadFileToString(absl::StrCat(dir_, "/", name), 4 << 20);
+    if (!text.ok()) {
+      out.unreadable.push_back(name);
+      continue;
+    }
+    auto rec = ParsePreparedClaim(*text);
+    if (!rec.ok() || rec->claim.ref.uid != uid) {
+      out.unreadable.push_back(name);
+      continue;
+    }
+    if (rec->boot_id != boot_id_) {
+      out.previous_boot_uids.push_back(uid);
+    } else {
+      out.current_boot.push_back(std::move(rec->claim));
+    }
+  }
+  return out;
+}
+
+}  // namespace liken::kubelet

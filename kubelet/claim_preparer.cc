@@ -1,0 +1,408 @@
+#include "kubelet/claim_preparer.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "cdi/claim_spec.h"
+#include "common/log.h"
+
+namespace liken::kubelet {
+namespace {
+
+std::string ClaimName(const ClaimRef& ref) { return absl::StrCat(ref.namespace_name, "/", ref.name); }
+
+absl::Status Annotate(const absl::Status& s, absl::string_view prefix) {
+  return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
+}
+
+}  // namespace
+
+cdi::Spec ClaimSpecFor(const PreparedClaim& claim) {
+  std::vector<cdi::ClaimDevice> devices;
+  devices.reserve(claim.delivered.size());
+  for (const auto& d : claim.delivered) {
+    cdi::ClaimDevice cd{d.name, {}};
+    for (const auto& n : d.nodes) cd.nodes.push_back({n.path, std::string(1, n.type), n.major, n.minor});
+    devices.push_back(std::move(cd));
+  }
+  return cdi::MakeClaimSpec(claim.ref.uid, devices);
+}
+
+ClaimPreparer::ClaimPreparer(std::string node_name, informers::ClaimLookup* lookup, DeviceCatalog* catalog,
+                             const cdi::ClaimSpecStore* specs, const ClaimCheckpoint* checkpoint,
+                             UsbRebinder* rebinder, PluginObserver* observer)
+    : node_name_(std::move(node_name)),
+      lookup_(lookup),
+      catalog_(catalog),
+      specs_(specs),
+      checkpoint_(checkpoint),
+      rebinder_(rebinder),
+      observer_(observer) {}
+
+// ---- slots ----
+
+std::shared_ptr<ClaimPreparer::ClaimSlot> ClaimPreparer::AcquireSlot(const std::string& uid) {
+  absl::MutexLock lock(&table_mu_);
+  auto& slot = slots_[uid];
+  if (!slot) slot = std::make_shared<ClaimSlot>();
+  return slot;
+}
+
+bool ClaimPreparer::IdleLocked(ClaimSlot& slot) {
+  if (!slot.mu.TryLock()) return false;
+  bool prepared = slot.prepared.has_value();
+  uint64_t tombstone = slot.unprepared_at;
+  slot.mu.Unlock();
+  if (prepared) return false;
+  if (tombstone == 0) return true;
+  // The tombstone matters while a prepare that arrived before the unprepare is still running.
+  return prepares_in_flight_.empty() || *prepares_in_flight_.begin() > tombstone;
+}
+
+void ClaimPreparer::ReleaseSlot(const std::string& uid, std::shared_ptr<ClaimSlot> slot) {
+  absl::MutexLock lock(&table_mu_);
+  // Only this caller and the table hold it: nobody can acquire it concurrently (that needs table_mu_).
+  if (slot.use_count() == 2 && IdleLocked(*slot)) {
+    slots_.erase(uid);
+    sweep_candidates_.erase(uid);
+    return;
+  }
+  sweep_candidates_.insert(uid);
+}
+
+void ClaimPreparer::SweepLocked() {
+  for (auto it = sweep_candidates_.begin(); it != sweep_candidates_.end();) {
+    auto slot_it = slots_.find(*it);
+    if (slot_it == slots_.end()) {
+      sweep_candidates_.erase(it++);
+      continue;
+    }
+    if (slot_it->second.use_count() == 1) {
+      ClaimSlot& slot = *slot_it->second;
+      if (IdleLocked(slot)) {
+        slots_.erase(slot_it);
+        sweep_candidates_.erase(it++);
+        continue;
+      }
+      bool prepared = false;
+      if (slot.mu.TryLock()) {
+        prepared = slot.prepared.has_value();
+        slot.mu.Unlock();
+      }
+      if (prepared) {  // a prepared slot is not a candidate until it is unprepared
+        sweep_candidates_.erase(it++);
+        continue;
+      }
+    }
+    ++it;
+  }
+}
+
+void ClaimPreparer::SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) {
+  {
+    absl::MutexLock lock(&devices_mu_);
+    if (slot.prepared) {
+      for (const auto& d : slot.prepared->delivered) {
+        if (--prepared_device_refs_[d.name] <= 0) prepared_device_refs_.erase(d.name);
+      }
+    }
+    if (claim) {
+      for (const auto& d : claim->delivered) ++prepared_device_refs_[d.name];
+    }
+  }
+  bool was = slot.prepared.has_value();
+  slot.prepared = std::move(claim);
+  bool is = slot.prepared.has_value();
+  if (was != is) {
+    size_t count = is ? prepared_count_.fetch_add(1) + 1 : prepared_count_.fetch_sub(1) - 1;
+    observer_->OnPreparedClaims(count);
+  }
+}
+
+std::vector<std::string> ClaimPreparer::PreparedDeviceNames() const {
+  absl::MutexLock lock(&devices_mu_);
+  std::vector<std::string> names;
+  names.reserve(prepared_device_refs_.size());
+  for (const auto& [name, refs] : prepared_device_refs_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// ---- recovery ----
+
+absl::Status ClaimPreparer::Recover() {
+  auto spec_uids = specs_->ListClaimUids();  // listed before the records: see the write order
+  if (!spec_uids.ok()) return Annotate(spec_uids.status(), "list CDI specs: ");
+  auto contents = checkpoint_->Load();
+  if (!contents.ok()) return Annotate(contents.status(), "read checkpoint: ");
+
+  for (const auto& name : contents->unreadable) {
+    LogWarning("skipping unreadable claim record", {{"dir", checkpoint_->dir()}, {"file", name}});
+  }
+  absl::flat_hash_set<std::string> known;
+  for (const auto& uid : contents->previous_boot_uids) {
+    LogInfo("forgetting claim prepared before a reboot", {{"claim_uid", uid}});
+    if (auto s = specs_->Remove(uid); !s.ok()) LogWarning("remove CDI spec", {{"error", s.ToString()}});
+    if (auto s = checkpoint_->Remove(uid); !s.ok()) LogWarning("remove claim record", {{"error", s.ToString()}});
+  }
+  for (auto& claim : contents->current_boot) {
+    const std::string uid = claim.ref.uid;
+    known.insert(uid);
+    cdi::Spec want = ClaimSpecFor(claim);
+    auto have = specs_->Read(uid);
+    if (!have.ok() || !(*have == want)) {
+      if (auto s = specs_->Write(uid, want); !s.ok()) {
+        LogError("restore CDI spec of prepared claim", {{"claim_uid", uid}, {"error", s.ToString()}});
+      } else {
+        LogInfo("restored CDI spec of prepared claim", {{"claim_uid", uid}});
+      }
+    }
+    auto slot = AcquireSlot(uid);
+    absl::MutexLock lock(&slot->mu);
+    SetPrepared(*slot, std::move(claim));
+  }
+  for (const auto& uid : *spec_uids) {
+    if (known.contains(uid)) continue;
+    LogInfo("removing CDI spec of a claim that is not prepared", {{"claim_uid", uid}});
+    if (auto s = specs_->Remove(uid); !s.ok()) LogWarning("remove CDI spec", {{"error", s.ToString()}});
+  }
+  LogInfo("kubelet plugin recovered prepared claims", {{"prepared", absl::StrCat(PreparedCount())}});
+  return absl::OkStatus();
+}
+
+// ---- prepare ----
+
+std::vector<PrepareOutcome> ClaimPreparer::Prepare(const std::vector<ClaimRef>& claims) {
+  uint64_t seq;
+  {
+    absl::MutexLock lock(&table_mu_);
+    seq = next_seq_++;
+    prepares_in_flight_.insert(seq);
+  }
+  std::vector<PrepareOutcome> out;
+  out.reserve(claims.size());
+  for (const auto& ref : claims) {
+    absl::Time start = absl::Now();
+    out.push_back(PrepareOne(ref, seq));
+    observer_->OnPrepare(out.back().status, absl::Now() - start);
+    if (!out.back().status.ok()) {
+      LogWarning("prepare claim failed", {{"claim", ClaimName(ref)},
+                                          {"claim_uid", ref.uid},
+                                          {"error", std::string(out.back().status.message())}});
+    }
+  }
+  absl::MutexLock lock(&table_mu_);
+  prepares_in_flight_.erase(prepares_in_flight_.find(seq));
+  SweepLocked();
+  return out;
+}
+
+PrepareOutcome ClaimPreparer::AnswerPrepared(const PreparedClaim& prepared, const ClaimRef& ref) {
+  if (prepared.ref.namespace_name != ref.namespace_name || prepared.ref.name != ref.name) {
+    return {{}, absl::FailedPreconditionError(absl::StrCat("claim UID ", ref.uid, " is prepared as ",
+                                                           ClaimName(prepared.ref), ", not ", ClaimName(ref)))};
+  }
+  if (!specs_->Exists(ref.uid)) {
+    if (auto s = specs_->Write(ref.uid, ClaimSpecFor(prepared)); !s.ok()) {
+      return {{}, Annotate(s, "rewrite vanished CDI spec: ")};
+    }
+    LogInfo("rewrote vanished CDI spec", {{"claim_uid", ref.uid}});
+  }
+  return {prepared.results, absl::OkStatus()};
+}
+
+absl::StatusOr<PreparedClaim> ClaimPreparer::BuildPreparedClaim(const ClaimRef& ref) {
+  const std::string what = absl::StrCat("ResourceClaim ", ClaimName(ref));
+  auto claim = lookup_->Get(ref.namespace_name, ref.name);
+  if (!claim.ok()) {
+    if (absl::IsNotFound(claim.status())) return absl::NotFoundError(absl::StrCat(what, " not found"));
+    return absl::UnavailableError(absl::StrCat("read ", what, ": ", claim.status().message()));
+  }
+  if (claim->metadata.uid != ref.uid) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " has UID ", claim->metadata.uid, ", not the requested ", ref.uid,
+                     ": the claim was deleted and created again"));
+  }
+  if (!claim->allocated) return absl::FailedPreconditionError(absl::StrCat(what, " is not allocated"));
+  auto results = claim->ResultsFor(discovery::kDriverName, node_name_);
+  if (results.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(what, " has no device of driver ", discovery::kDriverName,
+                                                      " allocated in pool ", node_name_));
+  }
+  PreparedClaim prepared;
+  prepared.ref = ref;
+  std::vector<std::string> names;
+  for (const auto& r : results) {
+    if (!cdi::IsValidDeviceName(cdi::ClaimDeviceName(ref.uid, r.device))) {
+      return absl::FailedPreconditionError(absl::StrCat(what, " allocates device '", r.device,
+                                                        "', which is not a valid device name"));
+    }
+    if (std::find(names.begin(), names.end(), r.device) == names.end()) names.push_back(r.device);
+    PreparedResult pr;
+    pr.request_names = {r.request};
+    pr.pool = r.pool;
+    pr.device = r.device;
+    pr.cdi_device_ids = {cdi::ClaimDeviceId(ref.uid, r.device)};
+    pr.share_id = r.share_id;
+    prepared.results.push_back(std::move(pr));
+  }
+  auto devices = catalog_->Resolve(names);
+  if (!devices.ok()) return Annotate(devices.status(), absl::StrCat(what, ": "));
+  for (auto& d : *devices) {
+    prepared.delivered.push_back({d.name, std::move(d.nodes), std::move(d.usb_interfaces), std::move(d.sysfs_path)});
+  }
+  return prepared;
+}
+
+PrepareOutcome ClaimPreparer::PrepareOne(const ClaimRef& ref, uint64_t seq) {
+  auto slot = AcquireSlot(ref.uid);
+  PrepareOutcome outcome;
+  bool done = false;
+  {
+    absl::MutexLock lock(&slot->mu);
+    if (slot->prepared) {
+      outcome = AnswerPrepared(*slot->prepared, ref);
+      done = true;
+    }
+  }
+  if (!done) {
+    auto built = BuildPreparedClaim(ref);
+    absl::MutexLock lock(&slot->mu);
+    if (slot->unprepared_at > seq) {
+      outcome.status = absl::AbortedError(absl::StrCat(
+          "claim ", ref.uid, " was unprepared after this prepare request arrived; not preparing it again"));
+    } else if (slot->prepared) {
+      outcome = AnswerPrepared(*slot->prepared, ref);
+    } else if (!built.ok()) {
+      outcome.status = built.status();
+    } else if (auto s = checkpoint_->Save(*built); !s.ok()) {
+      outcome.status = Annotate(s, "record prepared claim: ");
+    } else if (auto w = specs_->Write(ref.uid, ClaimSpecFor(*built)); !w.ok()) {
+      if (auto r = checkpoint_->Remove(ref.uid); !r.ok()) {
+        LogError("remove claim record after a failed CDI write", {{"claim_uid", ref.uid}, {"error", r.ToString()}});
+      }
+      outcome.status = Annotate(w, "write CDI spec: ");
+    } else {
+      outcome.devices = built->results;
+      SetPrepared(*slot, std::move(*built));
+    }
+  }
+  ReleaseSlot(ref.uid, std::move(slot));
+  return outcome;
+}
+
+// ---- unprepare ----
+
+std::vector<absl::Status> ClaimPreparer::Unprepare(const std::vector<ClaimRef>& claims) {
+  uint64_t seq;
+  {
+    absl::MutexLock lock(&table_mu_);
+    seq = next_seq_++;
+  }
+  std::vector<absl::Status> out;
+  out.reserve(claims.size());
+  for (const auto& ref : claims) {
+    absl::Time start = absl::Now();
+    out.push_back(UnprepareOne(ref, seq));
+    observer_->OnUnprepare(out.back(), absl::Now() - start);
+    if (!out.back().ok()) {
+      LogWarning("unprepare claim failed", {{"claim_uid", ref.uid}, {"error", std::string(out.back().message())}});
+    }
+  }
+  absl::MutexLock lock(&table_mu_);
+  SweepLocked();
+  return out;
+}
+
+void ClaimPreparer::Rebind(const PreparedClaim& claim) {
+  for (const auto& d : claim.delivered) {
+    for (const auto& iface : d.usb_interfaces) {
+      if (auto s = rebinder_->RebindIfUnbound(iface); !s.ok()) {
+        LogWarning("rebinding a USB interface to its driver failed",
+                   {{"claim_uid", claim.ref.uid}, {"interface", iface}, {"error", std::string(s.message())}});
+        observer_->OnRebindFailure(iface);
+      }
+    }
+  }
+}
+
+absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
+  auto slot = AcquireSlot(ref.uid);
+  absl::Status status;
+  {
+    absl::MutexLock lock(&slot->mu);
+    slot->unprepared_at = std::max(slot->unprepared_at, seq);
+    if (!slot->prepared) {
+      // Unknown here; remove leftovers (e.g. of a crashed unprepare or another driver instance).
+      status = specs_->Remove(ref.uid);
+      if (status.ok()) status = checkpoint_->Remove(ref.uid);
+    } else if (auto s = specs_->Remove(ref.uid); !s.ok()) {
+      status = Annotate(s, "remove CDI spec: ");
+    } else {
+      Rebind(*slot->prepared);
+      if (auto r = checkpoint_->Remove(ref.uid); !r.ok()) {
+        status = Annotate(r, "remove claim record: ");
+      } else {
+        SetPrepared(*slot, std::nullopt);
+      }
+    }
+  }
+  ReleaseSlot(ref.uid, std::move(slot));
+  return status;
+}
+
+// ---- refresh ----
+
+absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
+  std::vector<std::pair<std::string, std::shared_ptr<ClaimSlot>>> slots;
+  {
+    absl::MutexLock lock(&table_mu_);
+    slots.reserve(slots_.size());
+    for (const auto& [uid, slot] : slots_) slots.emplace_back(uid, slot);
+  }
+  int rewritten = 0;
+  absl::Status first_error;
+  for (auto& [uid, slot] : slots) {
+    absl::MutexLock lock(&slot->mu);
+    if (!slot->prepared) continue;
+    PreparedClaim updated = *slot->prepared;
+    bool changed = false;
+    for (auto& d : updated.delivered) {
+      const discovery::PublishedDevice* now = snapshot.Find(d.name);
+      if (now == nullptr) continue;
+      if (now->nodes != d.nodes || now->usb_interfaces != d.usb_interfaces || now->sysfs_path != d.sysfs_path) {
+        d.nodes = now->nodes;
+        d.usb_interfaces = now->usb_interfaces;
+        d.sysfs_path = now->sysfs_path;
+        changed = true;
+      }
+    }
+    if (!changed && specs_->Exists(uid)) continue;
+    if (changed) {
+      if (auto s = checkpoint_->Save(updated); !s.ok()) {
+        if (first_error.ok()) first_error = Annotate(s, absl::StrCat("record claim ", uid, ": "));
+        continue;
+      }
+    }
+    if (auto s = specs_->Write(uid, ClaimSpecFor(updated)); !s.ok()) {
+      if (first_error.ok()) first_error = Annotate(s, absl::StrCat("write CDI spec of claim ", uid, ": "));
+      continue;
+    }
+    LogInfo(changed ? "updated CDI spec with current device nodes" : "rewrote vanished CDI spec",
+            {{"claim_uid", uid}});
+    ++rewritten;
+    if (changed) SetPrepared(*slot, std::move(updated));
+  }
+  slots.clear();
+  {
+    absl::MutexLock lock(&table_mu_);
+    SweepLocked();
+  }
+  if (rewritten > 0) observer_->OnSpecsRefreshed(rewritten);
+  if (!first_error.ok()) return first_error;
+  return rewritten;
+}
+
+}  // namespace liken::kubelet

@@ -1,0 +1,128 @@
+// Prepares and unprepares claims: the one implementation behind every DRA service version.
+//
+// Idempotency and ordering rules:
+//  - Preparing a prepared claim returns the recorded answer (no API read) and rewrites its CDI spec if the
+//    file vanished. Unpreparing an unknown or unprepared claim succeeds (and removes any leftover files).
+//  - Every call gets a sequence number when it reaches the plugin. Unpreparing a claim leaves a tombstone
+//    with the unprepare's number. A prepare numbered below the tombstone (it reached the plugin before the
+//    unprepare, but got to the claim after it) is stale: it fails for that claim and writes nothing. A
+//    prepare that reaches the plugin after the unprepare is a new request from the kubelet and is honored;
+//    the kubelet prepares the same claim UID again when a shared claim gets a new pod on this node. A
+//    tombstone is dropped once no older prepare is in flight; no request outlives a driver restart, so
+//    tombstones are not persisted.
+//  - Order of writes: prepare records the claim in the checkpoint, then writes the CDI spec; unprepare
+//    removes the CDI spec, rebinds USB interfaces, then removes the record. A crash in between leaves a
+//    record, so a restart restores the spec and the kubelet's retried unprepare finishes the job.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "cdi/cdi_spec.h"
+#include "cdi/claim_spec_store.h"
+#include "informers/claim_lookup.h"
+#include "kubelet/claim_checkpoint.h"
+#include "kubelet/claim_ref.h"
+#include "kubelet/device_catalog.h"
+#include "kubelet/plugin_observer.h"
+#include "kubelet/prepared_claim.h"
+#include "kubelet/usb_rebinder.h"
+
+namespace liken::kubelet {
+
+// The answer for one claim of a prepare call: its devices, or the error the kubelet sees.
+struct PrepareOutcome {
+  std::vector<PreparedResult> devices;
+  absl::Status status;
+};
+
+// The CDI spec a prepared claim delivers. Thread-safe.
+cdi::Spec ClaimSpecFor(const PreparedClaim& claim);
+
+// Prepares claims of this node. Calls for different claims run in parallel; calls for one claim are
+// serialised. All dependencies are borrowed and must outlive the preparer. Thread-safe.
+class ClaimPreparer {
+ public:
+  ClaimPreparer(std::string node_name, informers::ClaimLookup* lookup, DeviceCatalog* catalog,
+                const cdi::ClaimSpecStore* specs, const ClaimCheckpoint* checkpoint, UsbRebinder* rebinder,
+                PluginObserver* observer);
+
+  // Start-up recovery, before serving: reloads claims prepared in this boot and restores their CDI specs,
+  // forgets claims of an earlier boot, and removes liken specs no record accounts for. Fails only when the
+  // checkpoint or CDI directory cannot be read. Not to be called concurrently with other methods.
+  absl::Status Recover();
+
+  // Prepares each claim (validated by ValidateClaimRefs); one outcome per claim, in order. Thread-safe.
+  std::vector<PrepareOutcome> Prepare(const std::vector<ClaimRef>& claims);
+
+  // Unprepares each claim; one status per claim, in order. USB rebind failures are logged and counted,
+  // never returned. Thread-safe.
+  std::vector<absl::Status> Unprepare(const std::vector<ClaimRef>& claims);
+
+  // Re-resolves every prepared claim's devices against `snapshot` and rewrites the CDI specs whose nodes
+  // changed or whose file vanished; returns how many it rewrote. A device missing from the snapshot keeps
+  // its recorded nodes. Fails (after doing the rest) when a write failed. Thread-safe.
+  absl::StatusOr<int> Refresh(const InventorySnapshot& snapshot);
+
+  // Names of the devices held by prepared claims, sorted. Thread-safe.
+  std::vector<std::string> PreparedDeviceNames() const;
+
+  // How many claims are prepared. Thread-safe.
+  size_t PreparedCount() const { return prepared_count_.load(); }
+
+ private:
+  // Per-claim state; a slot exists while the claim is prepared, in use, or holds a tombstone that matters.
+  struct ClaimSlot {
+    absl::Mutex mu;
+    std::optional<PreparedClaim> prepared ABSL_GUARDED_BY(mu);
+    uint64_t unprepared_at ABSL_GUARDED_BY(mu) = 0;  // sequence number of the last unprepare; 0: none
+  };
+
+  std::shared_ptr<ClaimSlot> AcquireSlot(const std::string& uid) ABSL_LOCKS_EXCLUDED(table_mu_);
+  void ReleaseSlot(const std::string& uid, std::shared_ptr<ClaimSlot> slot) ABSL_LOCKS_EXCLUDED(table_mu_);
+  void SweepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(table_mu_);
+  // True when the slot holds nothing a later call needs; the caller must hold the only other reference.
+  bool IdleLocked(ClaimSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(table_mu_);
+
+  PrepareOutcome PrepareOne(const ClaimRef& ref, uint64_t seq);
+  absl::Status UnprepareOne(const ClaimRef& ref, uint64_t seq);
+  // Reads the claim and resolves its devices (no lock held).
+  absl::StatusOr<PreparedClaim> BuildPreparedClaim(const ClaimRef& ref);
+  // The recorded answer for an already prepared claim, restoring a vanished spec.
+  PrepareOutcome AnswerPrepared(const PreparedClaim& prepared, const ClaimRef& ref);
+  void SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
+  void Rebind(const PreparedClaim& claim);
+
+  const std::string node_name_;
+  informers::ClaimLookup* const lookup_;
+  DeviceCatalog* const catalog_;
+  const cdi::ClaimSpecStore* const specs_;
+  const ClaimCheckpoint* const checkpoint_;
+  UsbRebinder* const rebinder_;
+  PluginObserver* const observer_;
+
+  // Lock order: a slot's mu may be taken while holding table_mu_ only with TryLock; holders of a slot's mu
+  // never take table_mu_. devices_mu_ is a leaf.
+  mutable absl::Mutex table_mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<ClaimSlot>> slots_ ABSL_GUARDED_BY(table_mu_);
+  uint64_t next_seq_ ABSL_GUARDED_BY(table_mu_) = 1;
+  std::multiset<uint64_t> prepares_in_flight_ ABSL_GUARDED_BY(table_mu_);
+  absl::flat_hash_set<std::string> sweep_candidates_ ABSL_GUARDED_BY(table_mu_);
+
+  mutable absl::Mutex devices_mu_;
+  absl::flat_hash_map<std::string, int> prepared_device_refs_ ABSL_GUARDED_BY(devices_mu_);
+  std::atomic<size_t> prepared_count_{0};
+};
+
+}  // namespace liken::kubelet

@@ -1,0 +1,43 @@
+// What preparing a claim produced: the kubelet's answer and what the node delivered, as checkpointed.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "discovery/inventory.h"
+#include "kubelet/claim_ref.h"
+
+namespace liken::kubelet {
+
+// One device entry of a NodePrepareResources answer (one per allocation result).
+struct PreparedResult {
+  std::vector<std::string> request_names;
+  std::string pool;
+  std::string device;
+  std::vector<std::string> cdi_device_ids;
+  std::optional<std::string> share_id;  // sent to v1 kubelets only
+
+  friend bool operator==(const PreparedResult&, const PreparedResult&) = default;
+};
+
+// One allocated device as delivered: its nodes (the CDI spec) and what unprepare needs.
+struct DeliveredDevice {
+  std::string name;
+  std::vector<discovery::DeviceNode> nodes;
+  std::vector<std::string> usb_interfaces;
+  std::string sysfs_path;
+
+  friend bool operator==(const DeliveredDevice&, const DeliveredDevice&) = default;
+};
+
+// A prepared claim: the unit of the checkpoint and of the CDI spec.
+struct PreparedClaim {
+  ClaimRef ref;
+  std::vector<PreparedResult> results;      // allocation order
+  std::vector<DeliveredDevice> delivered;   // one per distinct device, allocation order
+
+  friend bool operator==(const PreparedClaim&, const PreparedClaim&) = default;
+};
+
+}  // namespace liken::kubelet

@@ -1,0 +1,89 @@
+#include "cdi/claim_spec_store.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "cdi/claim_spec.h"
+#include "common/files.h"
+
+namespace liken::cdi {
+namespace {
+
+class ClaimSpecStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/liken-cdi-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    store_ = std::make_unique<ClaimSpecStore>(dir_ + "/run/cdi");
+    ASSERT_TRUE(store_->EnsureDirectory().ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string dir_;
+  std::unique_ptr<ClaimSpecStore> store_;
+};
+
+TEST_F(ClaimSpecStoreTest, WriteReadListRemove) {
+  Spec spec = MakeClaimSpec("u1", {{"dev", {{"/dev/a", "c", 1, 2}}}});
+  ASSERT_TRUE(store_->Write("u1", spec).ok());
+  ASSERT_TRUE(store_->Write("u2", MakeClaimSpec("u2", {})).ok());
+  EXPECT_TRUE(store_->Exists("u1"));
+  auto read = store_->Read("u1");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, spec);
+  struct stat st;
+  ASSERT_EQ(::stat((dir_ + "/run/cdi/liken.sh-u1.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  std::ofstream(dir_ + "/run/cdi/other-vendor.json") << "{}";
+  auto uids = store_->ListClaimUids();
+  ASSERT_TRUE(uids.ok());
+  EXPECT_EQ(*uids, (std::vector<std::string>{"u1", "u2"}));
+  ASSERT_TRUE(store_->Remove("u1").ok());
+  ASSERT_TRUE(store_->Remove("u1").ok());
+  EXPECT_FALSE(store_->Exists("u1"));
+  EXPECT_EQ(store_->Read("u1").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ClaimSpecStoreTest, PlantedSymlinkIsNeitherReadNorWrittenThrough) {
+  const std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "precious";
+  const std::string link = dir_ + "/run/cdi/liken.sh-u1.json";
+  ASSERT_EQ(::symlink(victim.c_str(), link.c_str()), 0);
+  EXPECT_FALSE(store_->Exists("u1"));
+  EXPECT_EQ(store_->Read("u1").status().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(store_->Write("u1", MakeClaimSpec("u1", {})).ok());
+  EXPECT_TRUE(store_->Exists("u1"));
+  EXPECT_EQ(*ReadFileToString(victim), "precious");
+}
+
+TEST_F(ClaimSpecStoreTest, SymlinkedDirectoryIsRefused) {
+  const std::string real = dir_ + "/elsewhere";
+  ASSERT_EQ(::mkdir(real.c_str(), 0755), 0);
+  const std::string link = dir_ + "/linked";
+  ASSERT_EQ(::symlink(real.c_str(), link.c_str()), 0);
+  ClaimSpecStore store(link);
+  EXPECT_FALSE(store.Write("u1", MakeClaimSpec("u1", {})).ok());
+  EXPECT_FALSE(std::filesystem::exists(real + "/liken.sh-u1.json"));
+}
+
+TEST_F(ClaimSpecStoreTest, GarbageSpecIsInvalidArgument) {
+  std::ofstream(dir_ + "/run/cdi/liken.sh-u1.json") << "not json";
+  EXPECT_EQ(store_->Read("u1").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ClaimSpecStoreTest, ListingAMissingDirectoryFindsNothing) {
+  ClaimSpecStore store(dir_ + "/absent");
+  auto uids = store.ListClaimUids();
+  ASSERT_TRUE(uids.ok());
+  EXPECT_TRUE(uids->empty());
+}
+
+}  // namespace
+}  // namespace liken::cdi

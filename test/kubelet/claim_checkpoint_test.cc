@@ -1,0 +1,70 @@
+#include "kubelet/claim_checkpoint.h"
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/kubelet/test_objects.h"
+#include "test/kubelet/test_support.h"
+
+namespace liken::kubelet {
+namespace {
+
+using ::liken::testing::TempDir;
+
+PreparedClaim SampleClaim(const std::string& uid) {
+  PreparedClaim c;
+  c.ref = {"ns", uid, "serial"};
+  c.results.push_back({{"port"}, "node-a", "usb-1-2-1-0", {"liken.sh/device=" + uid + "-usb-1-2-1-0"}, "share-1"});
+  auto d = ::liken::testing::UsbSerial("/sys/devices/pci0000:00/usb1/1-2");
+  c.delivered.push_back({d.name, d.nodes, d.usb_interfaces, d.sysfs_path});
+  return c;
+}
+
+TEST(ClaimCheckpointTest, RecordRoundTrips) {
+  PreparedClaim c = SampleClaim("uid-1");
+  auto parsed = ParsePreparedClaim(PreparedClaimToJson(c, "boot-x"));
+  LIKEN_ASSERT_OK(parsed);
+  EXPECT_EQ(parsed->claim, c);
+  EXPECT_EQ(parsed->boot_id, "boot-x");
+}
+
+TEST(ClaimCheckpointTest, SaveLoadRemoveAndBootSeparation) {
+  TempDir dir;
+  ClaimCheckpoint now(dir.path() + "/claims", "boot-2");
+  ClaimCheckpoint before(dir.path() + "/claims", "boot-1");
+  LIKEN_ASSERT_OK(now.EnsureDirectory());
+  LIKEN_ASSERT_OK(before.Save(SampleClaim("old")));
+  LIKEN_ASSERT_OK(now.Save(SampleClaim("new")));
+  std::ofstream(dir.path() + "/claims/broken.json") << "{not json";
+  auto contents = now.Load();
+  LIKEN_ASSERT_OK(contents);
+  ASSERT_EQ(contents->current_boot.size(), 1u);
+  EXPECT_EQ(contents->current_boot[0], SampleClaim("new"));
+  EXPECT_EQ(contents->previous_boot_uids, std::vector<std::string>{"old"});
+  EXPECT_EQ(contents->unreadable, std::vector<std::string>{"broken.json"});
+  LIKEN_ASSERT_OK(now.Remove("new"));
+  LIKEN_ASSERT_OK(now.Remove("new"));
+  contents = now.Load();
+  LIKEN_ASSERT_OK(contents);
+  EXPECT_TRUE(contents->current_boot.empty());
+}
+
+TEST(ClaimCheckpointTest, RejectsMalformedRecords) {
+  for (const char* text : {"", "[]", R"({"version":2})", R"({"version":1,"bootID":"b"})",
+                           R"({"version":1,"bootID":"b","claim":{"namespace":"n","uid":"","name":"x"},"results":[],"delivered":[]})"}) {
+    EXPECT_EQ(ParsePreparedClaim(text).status().code(), absl::StatusCode::kInvalidArgument) << text;
+  }
+}
+
+TEST(ClaimCheckpointTest, LoadingAMissingDirectoryFindsNothing) {
+  TempDir dir;
+  ClaimCheckpoint cp(dir.path() + "/absent", "b");
+  auto contents = cp.Load();
+  LIKEN_ASSERT_OK(contents);
+  EXPECT_TRUE(contents->current_boot.empty());
+}
+
+}  // namespace
+}  // namespace liken::kubelet

@@ -1,0 +1,605 @@
+// End-to-end tests of the kubelet plugin through a test kubelet over unix sockets, for v1 and v1beta1.
+#include "kubelet/kubelet_plugin.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "cdi/cdi_spec.h"
+#include "common/files.h"
+#include "test/kubelet/fake_claim_lookup.h"
+#include "test/kubelet/fake_scanner.h"
+#include "test/kubelet/test_kubelet.h"
+#include "test/kubelet/test_objects.h"
+#include "test/kubelet/test_support.h"
+
+namespace liken::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kNode[] = "node-a";
+// One UID starting with a letter (cdiVersion 0.3.0) and one with a digit (0.5.0).
+constexpr char kGpuUid[] = "a1b2c3d4-0000-4000-8000-000000000001";
+constexpr char kUsbUid[] = "9f8e7d6c-0000-4000-8000-000000000002";
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::trunc);
+  out << content;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// The expected JSON of one CDI device.
+nlohmann::json CdiDevice(const std::string& uid, const std::string& device,
+                         const std::vector<discovery::DeviceNode>& nodes) {
+  nlohmann::json dn = nlohmann::json::array();
+  for (const auto& n : nodes) {
+    dn.push_back({{"path", n.path}, {"type", std::string(1, n.type)}, {"major", n.major}, {"minor", n.minor}});
+  }
+  return {{"name", uid + "-" + device}, {"containerEdits", {{"deviceNodes", dn}}}};
+}
+
+class KubeletPluginTest : public ::testing::TestWithParam<DraVersion> {
+ protected:
+  void SetUp() override {
+    kubelet_root_ = dir_.path() + "/kubelet";
+    cdi_root_ = dir_.path() + "/cdi";
+    sysfs_root_ = dir_.path() + "/sys";
+    boot_id_path_ = dir_.path() + "/boot_id";
+    WriteFile(boot_id_path_, "boot-1\n");
+    inventory_ = InventoryOf({GpuRender(), GpuDisplay(), UsbSerial()});
+    scanner_.Set(inventory_);
+    lookup_.Add(ClaimJson("ns", "gpu", kGpuUid, kNode, {{"render", "pci-0000-00-02-0"},
+                                                         {"display", "pci-0000-00-02-0-display"}}));
+    lookup_.Add(ClaimJson("ns", "serial", kUsbUid, kNode, {{"port", "usb-1-2-1-0"}}));
+    StartPlugin();
+  }
+
+  void TearDown() override {
+    kubelet_.reset();
+    plugin_.reset();
+  }
+
+  kubelet::KubeletPluginOptions Options() const {
+    kubelet::KubeletPluginOptions o;
+    o.node_name = kNode;
+    o.kubelet_root = kubelet_root_;
+    o.cdi_root = cdi_root_;
+    o.sysfs_root = sysfs_root_;
+    o.boot_id_path = boot_id_path_;
+    o.pod_uid = pod_uid_;
+    o.shutdown_grace = absl::Seconds(5);
+    return o;
+  }
+
+  void StartPlugin() {
+    plugin_ = std::make_unique<kubelet::KubeletPlugin>(Options(), &scanner_, &lookup_, &observer_);
+    LIKEN_ASSERT_OK(plugin_->Start());
+    plugin_->UpdateInventory(inventory_);
+    auto k = TestKubelet::Register(kubelet_root_, GetParam());
+    LIKEN_ASSERT_OK(k);
+    kubelet_ = std::move(*k);
+  }
+
+  void RestartPlugin() {
+    kubelet_.reset();
+    plugin_.reset();
+    StartPlugin();
+  }
+
+  std::string SpecPath(const std::string& uid) const { return absl::StrCat(cdi_root_, "/liken.sh-", uid, ".json"); }
+  std::string RecordPath(const std::string& uid) const {
+    return absl::StrCat(kubelet_root_, "/plugins/liken.sh/claims/", uid, ".json");
+  }
+
+  // Reads a spec, checks it parses as CDI, and returns its raw JSON.
+  nlohmann::json ReadSpecJson(const std::string& uid) {
+    struct stat st;
+    EXPECT_EQ(::lstat(SpecPath(uid).c_str(), &st), 0) << SpecPath(uid);
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << "spec is not a regular file";
+    auto text = ReadFileToString(SpecPath(uid));
+    EXPECT_TRUE(text.ok()) << text.status();
+    if (!text.ok()) return nullptr;
+    auto parsed = cdi::ParseSpec(*text);
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    return nlohmann::json::parse(*text);
+  }
+
+  static kubelet::ClaimRef Gpu() { return {"ns", kGpuUid, "gpu"}; }
+  static kubelet::ClaimRef Usb() { return {"ns", kUsbUid, "serial"}; }
+
+  nlohmann::json ExpectedGpuSpec() const {
+    return {{"cdiVersion", "0.3.0"},
+            {"kind", "liken.sh/device"},
+            {"devices",
+             {CdiDevice(kGpuUid, "pci-0000-00-02-0", GpuRender().nodes),
+              CdiDevice(kGpuUid, "pci-0000-00-02-0-display", GpuDisplay().nodes)}}};
+  }
+  nlohmann::json ExpectedUsbSpec(const std::vector<discovery::DeviceNode>& nodes) const {
+    return {{"cdiVersion", "0.5.0"}, {"kind", "liken.sh/device"}, {"devices", {CdiDevice(kUsbUid, "usb-1-2-1-0", nodes)}}};
+  }
+
+  TempDir dir_;
+  std::string kubelet_root_, cdi_root_, sysfs_root_, boot_id_path_, pod_uid_;
+  discovery::Inventory inventory_;
+  FakeScanner scanner_;
+  FakeClaimLookup lookup_;
+  CountingObserver observer_;
+  std::unique_ptr<kubelet::KubeletPlugin> plugin_;
+  std::unique_ptr<TestKubelet> kubelet_;
+};
+
+TEST_P(KubeletPluginTest, RegistersLikeTheKubeletExpects) {
+  const RegisteredPlugin& p = kubelet_->plugin();
+  EXPECT_EQ(p.type, "DRAPlugin");
+  EXPECT_EQ(p.name, "liken.sh");
+  EXPECT_EQ(p.endpoint, kubelet_root_ + "/plugins/liken.sh/dra.sock");
+  EXPECT_EQ(p.registration_socket, kubelet_root_ + "/plugins_registry/liken.sh-reg.sock");
+  EXPECT_EQ(p.supported_versions, (std::vector<std::string>{"v1.DRAPlugin", "v1beta1.DRAPlugin",
+                                                            "v1.DRAResourceHealth", "v1alpha1.DRAResourceHealth"}));
+  EXPECT_TRUE(plugin_->registered());
+  EXPECT_EQ(observer_.registrations.load(), 1);
+}
+
+TEST_P(KubeletPluginTest, PreparesGpuRenderAndDisplayClaim) {
+  auto answer = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(answer);
+  ASSERT_EQ(answer->size(), 1u);
+  const ClaimAnswer& a = answer->at(kGpuUid);
+  EXPECT_EQ(a.error, "");
+  ASSERT_EQ(a.devices.size(), 2u);
+  EXPECT_EQ(a.devices[0].request_names, std::vector<std::string>{"render"});
+  EXPECT_EQ(a.devices[0].pool, kNode);
+  EXPECT_EQ(a.devices[0].device, "pci-0000-00-02-0");
+  EXPECT_EQ(a.devices[0].cdi_device_ids,
+            std::vector<std::string>{absl::StrCat("liken.sh/device=", kGpuUid, "-pci-0000-00-02-0")});
+  EXPECT_EQ(a.devices[1].request_names, std::vector<std::string>{"display"});
+  EXPECT_EQ(a.devices[1].pool, kNode);
+  EXPECT_EQ(a.devices[1].device, "pci-0000-00-02-0-display");
+  EXPECT_EQ(a.devices[1].cdi_device_ids,
+            std::vector<std::string>{absl::StrCat("liken.sh/device=", kGpuUid, "-pci-0000-00-02-0-display")});
+  EXPECT_FALSE(a.devices[0].share_id.has_value());
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  EXPECT_TRUE(Exists(RecordPath(kGpuUid)));
+  EXPECT_EQ(plugin_->prepared_claims(), 1u);
+  EXPECT_EQ(observer_.gauge.load(), 1u);
+}
+
+TEST_P(KubeletPluginTest, PreparesUsbSerialClaimWithTtyAndUsbfsNodes) {
+  auto answer = kubelet_->Prepare({Usb()});
+  LIKEN_ASSERT_OK(answer);
+  const ClaimAnswer& a = answer->at(kUsbUid);
+  EXPECT_EQ(a.error, "");
+  ASSERT_EQ(a.devices.size(), 1u);
+  EXPECT_EQ(a.devices[0].request_names, std::vector<std::string>{"port"});
+  EXPECT_EQ(a.devices[0].pool, kNode);
+  EXPECT_EQ(a.devices[0].device, "usb-1-2-1-0");
+  EXPECT_EQ(a.devices[0].cdi_device_ids,
+            std::vector<std::string>{absl::StrCat("liken.sh/device=", kUsbUid, "-usb-1-2-1-0")});
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(UsbSerial().nodes));
+}
+
+TEST_P(KubeletPluginTest, ShareIdReachesV1KubeletsOnly) {
+  const std::string uid = "b0000000-0000-4000-8000-000000000003";
+  lookup_.Add(ClaimJson("ns", "shared", uid, kNode, {{"render", "pci-0000-00-02-0", "", "liken.sh", "share-7"}}));
+  auto answer = kubelet_->Prepare({{"ns", uid, "shared"}});
+  LIKEN_ASSERT_OK(answer);
+  ASSERT_EQ(answer->at(uid).devices.size(), 1u);
+  if (GetParam() == DraVersion::kV1) {
+    EXPECT_EQ(answer->at(uid).devices[0].share_id, std::optional<std::string>("share-7"));
+  } else {
+    EXPECT_FALSE(answer->at(uid).devices[0].share_id.has_value());
+  }
+}
+
+TEST_P(KubeletPluginTest, PrepareTwiceGivesTheSameAnswerWithoutReadingTheClaimAgain) {
+  auto first = kubelet_->Prepare({Gpu(), Usb()});
+  LIKEN_ASSERT_OK(first);
+  int gets = lookup_.gets();
+  auto second = kubelet_->Prepare({Gpu(), Usb()});
+  LIKEN_ASSERT_OK(second);
+  EXPECT_EQ(lookup_.gets(), gets);
+  for (const char* uid : {kGpuUid, kUsbUid}) {
+    EXPECT_EQ(second->at(uid).error, "");
+    ASSERT_EQ(second->at(uid).devices.size(), first->at(uid).devices.size());
+    for (size_t i = 0; i < first->at(uid).devices.size(); ++i) {
+      EXPECT_EQ(second->at(uid).devices[i].cdi_device_ids, first->at(uid).devices[i].cdi_device_ids);
+      EXPECT_EQ(second->at(uid).devices[i].request_names, first->at(uid).devices[i].request_names);
+    }
+  }
+  EXPECT_EQ(plugin_->prepared_claims(), 2u);
+}
+
+TEST_P(KubeletPluginTest, UnprepareTwiceSucceedsAndRemovesEverything) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
+  for (int i = 0; i < 2; ++i) {
+    auto answer = kubelet_->Unprepare({Gpu()});
+    LIKEN_ASSERT_OK(answer);
+    ASSERT_EQ(answer->size(), 1u);
+    EXPECT_EQ(answer->at(kGpuUid), "");
+  }
+  EXPECT_FALSE(Exists(SpecPath(kGpuUid)));
+  EXPECT_FALSE(Exists(RecordPath(kGpuUid)));
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+  // A claim this node never prepared.
+  auto unknown = kubelet_->Unprepare({{"ns", "c0000000-0000-4000-8000-00000000000f", "never"}});
+  LIKEN_ASSERT_OK(unknown);
+  EXPECT_EQ(unknown->at("c0000000-0000-4000-8000-00000000000f"), "");
+}
+
+TEST_P(KubeletPluginTest, RestartBetweenPrepareAndUnprepareLosesNothing) {
+  auto first = kubelet_->Prepare({Gpu(), Usb()});
+  LIKEN_ASSERT_OK(first);
+  RestartPlugin();
+  EXPECT_EQ(plugin_->prepared_claims(), 2u);
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  int gets = lookup_.gets();
+  auto again = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(again);
+  EXPECT_EQ(lookup_.gets(), gets) << "a restart forgot the prepared claim";
+  EXPECT_EQ(again->at(kGpuUid).devices.size(), 2u);
+  auto un = kubelet_->Unprepare({Gpu(), Usb()});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kGpuUid), "");
+  EXPECT_EQ(un->at(kUsbUid), "");
+  EXPECT_FALSE(Exists(SpecPath(kGpuUid)));
+  EXPECT_FALSE(Exists(SpecPath(kUsbUid)));
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+}
+
+TEST_P(KubeletPluginTest, RestartRestoresSpecsThatVanishedWhileDown) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
+  kubelet_.reset();
+  plugin_.reset();
+  ASSERT_EQ(::unlink(SpecPath(kGpuUid).c_str()), 0);
+  WriteFile(cdi_root_ + "/liken.sh-orphan-uid.json", ExpectedGpuSpec().dump());
+  StartPlugin();
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  EXPECT_FALSE(Exists(cdi_root_ + "/liken.sh-orphan-uid.json")) << "a spec no record accounts for survived";
+}
+
+TEST_P(KubeletPluginTest, RebootIsNotMistakenForRestart) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
+  kubelet_.reset();
+  plugin_.reset();
+  WriteFile(boot_id_path_, "boot-2\n");
+  StartPlugin();
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+  EXPECT_FALSE(Exists(SpecPath(kGpuUid)));
+  EXPECT_FALSE(Exists(RecordPath(kGpuUid)));
+  // The kubelet prepares it again after the reboot: resolved afresh.
+  int gets = lookup_.gets();
+  auto answer = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_EQ(answer->at(kGpuUid).error, "");
+  EXPECT_EQ(lookup_.gets(), gets + 1);
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+}
+
+TEST_P(KubeletPluginTest, CdiSpecDeletedBehindTheDriversBackIsWrittenAgain) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
+  ASSERT_EQ(::unlink(SpecPath(kGpuUid).c_str()), 0);
+  auto again = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(again);
+  EXPECT_EQ(again->at(kGpuUid).error, "");
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  // The reconcile pass restores it too.
+  ASSERT_EQ(::unlink(SpecPath(kGpuUid).c_str()), 0);
+  auto refreshed = plugin_->RefreshPreparedClaims(inventory_);
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(*refreshed, 1);
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+}
+
+TEST_P(KubeletPluginTest, RefreshRewritesOnlySpecsWhoseNodesChanged) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
+  auto unchanged = plugin_->RefreshPreparedClaims(inventory_);
+  LIKEN_ASSERT_OK(unchanged);
+  EXPECT_EQ(*unchanged, 0);
+  // The adapter was replugged: a new usbfs device number.
+  discovery::PublishedDevice replugged = UsbSerial();
+  replugged.nodes[0] = Node("/dev/bus/usb/001/007", 189, 6, "usb");
+  auto changed = plugin_->RefreshPreparedClaims(InventoryOf({GpuRender(), GpuDisplay(), replugged}));
+  LIKEN_ASSERT_OK(changed);
+  EXPECT_EQ(*changed, 1);
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(replugged.nodes));
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  EXPECT_EQ(observer_.refreshed.load(), 1);
+  // The new nodes were checkpointed: they survive a restart.
+  RestartPlugin();
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(replugged.nodes));
+}
+
+TEST_P(KubeletPluginTest, DeviceUnpluggedBetweenAllocationAndPrepareFailsOnlyThatClaim) {
+  // The reconcile loop last saw the adapter; since then it was unplugged (its sysfs directory is gone).
+  const std::string usb_sysfs = dir_.path() + "/usb-device";
+  ASSERT_EQ(::mkdir(usb_sysfs.c_str(), 0755), 0);
+  plugin_->UpdateInventory(InventoryOf({GpuRender(), GpuDisplay(), UsbSerial(usb_sysfs)}));
+  ASSERT_EQ(::rmdir(usb_sysfs.c_str()), 0);
+  scanner_.Set(InventoryOf({GpuRender(), GpuDisplay()}));
+  int scans = scanner_.scans();
+  auto answer = kubelet_->Prepare({Usb(), Gpu()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_THAT(answer->at(kUsbUid).error, HasSubstr("usb-1-2-1-0"));
+  EXPECT_THAT(answer->at(kUsbUid).error, HasSubstr("not present on this node"));
+  EXPECT_THAT(answer->at(kUsbUid).devices, IsEmpty());
+  EXPECT_EQ(answer->at(kGpuUid).error, "");
+  EXPECT_EQ(scanner_.scans(), scans + 1) << "a vanished device should be confirmed by one rescan";
+  EXPECT_FALSE(Exists(SpecPath(kUsbUid)));
+  EXPECT_FALSE(Exists(RecordPath(kUsbUid)));
+  EXPECT_EQ(observer_.prepare_errors.load(), 1);
+}
+
+TEST_P(KubeletPluginTest, DeviceTheSnapshotLacksIsFoundByARescan) {
+  plugin_->UpdateInventory(InventoryOf({GpuRender(), GpuDisplay()}));  // the adapter appeared after the last pass
+  auto answer = kubelet_->Prepare({Usb()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_EQ(answer->at(kUsbUid).error, "");
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(UsbSerial().nodes));
+}
+
+TEST_P(KubeletPluginTest, HundredClaimsInOneCall) {
+  std::vector<kubelet::ClaimRef> refs;
+  auto devices = NumberedDevices(100);
+  plugin_->UpdateInventory(InventoryOf(devices));
+  for (int i = 0; i < 100; ++i) {
+    std::string uid = absl::StrCat("d", i, "-0000-4000-8000-000000000000");
+    std::string name = absl::StrCat("claim-", i);
+    lookup_.Add(ClaimJson("ns", name, uid, kNode, {{"req", devices[i].name}}));
+    refs.push_back({"ns", uid, name});
+  }
+  auto answer = kubelet_->Prepare(refs);
+  LIKEN_ASSERT_OK(answer);
+  ASSERT_EQ(answer->size(), 100u);
+  for (int i = 0; i < 100; ++i) {
+    const ClaimAnswer& a = answer->at(refs[i].uid);
+    EXPECT_EQ(a.error, "") << refs[i].uid;
+    ASSERT_EQ(a.devices.size(), 1u);
+    EXPECT_EQ(a.devices[0].device, devices[i].name);
+    nlohmann::json want = {{"cdiVersion", "0.3.0"},
+                           {"kind", "liken.sh/device"},
+                           {"devices", {CdiDevice(refs[i].uid, devices[i].name, devices[i].nodes)}}};
+    EXPECT_EQ(ReadSpecJson(refs[i].uid), want);
+  }
+  EXPECT_EQ(plugin_->prepared_claims(), 100u);
+  auto un = kubelet_->Unprepare(refs);
+  LIKEN_ASSERT_OK(un);
+  ASSERT_EQ(un->size(), 100u);
+  for (const auto& [uid, error] : *un) EXPECT_EQ(error, "") << uid;
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+  auto left = ListDirectory(cdi_root_);
+  LIKEN_ASSERT_OK(left);
+  EXPECT_THAT(*left, IsEmpty());
+}
+
+TEST_P(KubeletPluginTest, ConcurrentCallsForManyClaims) {
+  constexpr int kThreads = 8;
+  constexpr int kClaimsPerThread = 12;
+  auto devices = NumberedDevices(kThreads * kClaimsPerThread);
+  auto all = devices;
+  all.push_back(GpuRender());
+  plugin_->UpdateInventory(InventoryOf(all));
+  std::vector<std::vector<kubelet::ClaimRef>> refs(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kClaimsPerThread; ++i) {
+      int n = t * kClaimsPerThread + i;
+      std::string uid = absl::StrCat("e", n, "-0000-4000-8000-000000000000");
+      std::string name = absl::StrCat("claim-", n);
+      // Every claim also shares the render node, which allows multiple allocations.
+      lookup_.Add(ClaimJson("ns", name, uid, kNode, {{"dev", devices[n].name}, {"gpu", "pci-0000-00-02-0"}}));
+      refs[t].push_back({"ns", uid, name});
+    }
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 2; ++round) {
+        for (const auto& ref : refs[t]) {
+          auto p = kubelet_->Prepare({ref});
+          if (!p.ok() || p->at(ref.uid).error != "" || p->at(ref.uid).devices.size() != 2) failures++;
+          auto again = kubelet_->Prepare({ref});
+          if (!again.ok() || again->at(ref.uid).error != "") failures++;
+        }
+        for (const auto& ref : refs[t]) {
+          auto u = kubelet_->Unprepare({ref});
+          if (!u.ok() || u->at(ref.uid) != "") failures++;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+  auto left = ListDirectory(cdi_root_);
+  LIKEN_ASSERT_OK(left);
+  EXPECT_THAT(*left, IsEmpty());
+}
+
+TEST_P(KubeletPluginTest, MalformedRequestsGetInvalidArgument) {
+  const std::vector<std::vector<kubelet::ClaimRef>> bad = {
+      {{"ns", "", "gpu"}},
+      {{"", kGpuUid, "gpu"}},
+      {{"ns", kGpuUid, ""}},
+      {{"ns", "../../etc/passwd", "gpu"}},
+      {Gpu(), Gpu()},
+  };
+  for (const auto& claims : bad) {
+    auto p = kubelet_->Prepare(claims);
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << p.status();
+    auto u = kubelet_->Unprepare(claims);
+    EXPECT_EQ(u.status().code(), absl::StatusCode::kInvalidArgument) << u.status();
+  }
+  auto ok = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(ok);
+  EXPECT_EQ(ok->at(kGpuUid).error, "");
+  auto empty = kubelet_->Prepare({});
+  LIKEN_ASSERT_OK(empty);
+  EXPECT_THAT(*empty, IsEmpty());
+}
+
+TEST_P(KubeletPluginTest, UidMismatchFailsThatClaimOnly) {
+  // The claim was deleted and created again under the same name.
+  lookup_.Add(ClaimJson("ns", "serial", "f0000000-0000-4000-8000-0000000000aa", kNode, {{"port", "usb-1-2-1-0"}}));
+  auto answer = kubelet_->Prepare({Usb(), Gpu()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_THAT(answer->at(kUsbUid).error, HasSubstr("has UID f0000000-0000-4000-8000-0000000000aa"));
+  EXPECT_THAT(answer->at(kUsbUid).error, HasSubstr(kUsbUid));
+  EXPECT_EQ(answer->at(kGpuUid).error, "");
+  EXPECT_FALSE(Exists(SpecPath(kUsbUid)));
+}
+
+TEST_P(KubeletPluginTest, MissingAllocationFailsThatClaimOnly) {
+  const std::string unallocated = "a0000000-0000-4000-8000-0000000000b1";
+  const std::string elsewhere = "a0000000-0000-4000-8000-0000000000b2";
+  const std::string other_driver = "a0000000-0000-4000-8000-0000000000b3";
+  const std::string missing = "a0000000-0000-4000-8000-0000000000b4";
+  lookup_.Add(ClaimJson("ns", "unallocated", unallocated, kNode, {}, /*allocated=*/false));
+  lookup_.Add(ClaimJson("ns", "elsewhere", elsewhere, kNode, {{"r", "pci-0000-00-02-0", "node-b"}}));
+  lookup_.Add(ClaimJson("ns", "other-driver", other_driver, kNode, {{"r", "gpu-0", "", "gpu.example.com"}}));
+  auto answer = kubelet_->Prepare({{"ns", unallocated, "unallocated"},
+                                   {"ns", elsewhere, "elsewhere"},
+                                   {"ns", other_driver, "other-driver"},
+                                   {"ns", missing, "missing"},
+                                   Gpu()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_THAT(answer->at(unallocated).error, HasSubstr("is not allocated"));
+  EXPECT_THAT(answer->at(elsewhere).error, HasSubstr("no device of driver liken.sh allocated in pool node-a"));
+  EXPECT_THAT(answer->at(other_driver).error, HasSubstr("no device of driver liken.sh"));
+  EXPECT_THAT(answer->at(missing).error, HasSubstr("ResourceClaim ns/missing not found"));
+  EXPECT_EQ(answer->at(kGpuUid).error, "");
+  EXPECT_EQ(plugin_->prepared_claims(), 1u);
+}
+
+TEST_P(KubeletPluginTest, SymlinkPlantedInCdiDirectoryIsReplacedNotFollowed) {
+  const std::string target = dir_.path() + "/victim";
+  WriteFile(target, "precious\n");
+  ASSERT_EQ(::symlink(target.c_str(), SpecPath(kGpuUid).c_str()), 0);
+  auto answer = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_EQ(answer->at(kGpuUid).error, "");
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  auto victim = ReadFileToString(target);
+  LIKEN_ASSERT_OK(victim);
+  EXPECT_EQ(*victim, "precious\n");
+  LIKEN_ASSERT_OK(kubelet_->Unprepare({Gpu()}));
+  EXPECT_TRUE(Exists(target));
+}
+
+TEST_P(KubeletPluginTest, StalePrepareArrivingAfterUnprepareDoesNotResurrectTheClaim) {
+  auto gate = lookup_.HoldNext("ns", "gpu");
+  absl::StatusOr<std::map<std::string, ClaimAnswer>> stale;
+  std::thread prepare([&] { stale = kubelet_->Prepare({Gpu()}); });
+  gate->entered.WaitForNotification();  // the prepare reached the plugin and is reading the claim
+  auto un = kubelet_->Unprepare({Gpu()});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kGpuUid), "");
+  gate->release.Notify();
+  prepare.join();
+  LIKEN_ASSERT_OK(stale);
+  EXPECT_THAT(stale->at(kGpuUid).error, HasSubstr("unprepared after this prepare request arrived"));
+  EXPECT_FALSE(Exists(SpecPath(kGpuUid)));
+  EXPECT_FALSE(Exists(RecordPath(kGpuUid)));
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+  // The kubelet asking again is a new request and is honored.
+  auto fresh = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(fresh);
+  EXPECT_EQ(fresh->at(kGpuUid).error, "");
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+}
+
+TEST_P(KubeletPluginTest, UnprepareRebindsUsbInterfacesThatLostTheirDriver) {
+  const std::string iface_dir = sysfs_root_ + "/bus/usb/devices/1-2:1.0";
+  std::filesystem::create_directories(iface_dir);
+  WriteFile(sysfs_root_ + "/bus/usb/drivers_probe", "");
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
+  // A libusb program detached the kernel driver: the interface has no `driver` link.
+  auto un = kubelet_->Unprepare({Usb()});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kUsbUid), "");
+  auto probed = ReadFileToString(sysfs_root_ + "/bus/usb/drivers_probe");
+  LIKEN_ASSERT_OK(probed);
+  EXPECT_EQ(*probed, "1-2:1.0");
+  EXPECT_EQ(observer_.rebind_failures.load(), 0);
+}
+
+TEST_P(KubeletPluginTest, UnprepareLeavesBoundInterfacesAlone) {
+  const std::string iface_dir = sysfs_root_ + "/bus/usb/devices/1-2:1.0";
+  std::filesystem::create_directories(iface_dir);
+  ASSERT_EQ(::symlink("../../../bus/usb/drivers/ftdi_sio", (iface_dir + "/driver").c_str()), 0);
+  WriteFile(sysfs_root_ + "/bus/usb/drivers_probe", "");
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
+  LIKEN_ASSERT_OK(kubelet_->Unprepare({Usb()}));
+  auto probed = ReadFileToString(sysfs_root_ + "/bus/usb/drivers_probe");
+  LIKEN_ASSERT_OK(probed);
+  EXPECT_EQ(*probed, "");
+}
+
+TEST_P(KubeletPluginTest, FailedRebindIsCountedButNeverFailsTheUnprepare) {
+  std::filesystem::create_directories(sysfs_root_ + "/bus/usb/devices/1-2:1.0");
+  std::filesystem::create_directories(sysfs_root_ + "/bus/usb/drivers_probe");  // not writable as a file
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
+  auto un = kubelet_->Unprepare({Usb()});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kUsbUid), "");
+  EXPECT_EQ(observer_.rebind_failures.load(), 1);
+  EXPECT_FALSE(Exists(SpecPath(kUsbUid)));
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+}
+
+TEST_P(KubeletPluginTest, StopRemovesItsSocketsAndRestartClearsStaleOnes) {
+  std::string reg = kubelet_->plugin().registration_socket;
+  std::string dra = kubelet_->plugin().endpoint;
+  kubelet_.reset();
+  plugin_->Stop();
+  EXPECT_FALSE(Exists(reg));
+  EXPECT_FALSE(Exists(dra));
+  plugin_.reset();
+  // A crashed instance left its sockets behind.
+  for (const std::string& path : {reg, dra}) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << path;
+    ::close(fd);
+    ASSERT_TRUE(Exists(path));
+  }
+  StartPlugin();
+  auto answer = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_EQ(answer->at(kGpuUid).error, "");
+}
+
+TEST_P(KubeletPluginTest, PodUidNamesTheSocketsForRollingUpdates) {
+  kubelet_.reset();
+  plugin_.reset();
+  pod_uid_ = "0b3a8e52-1111-4222-8333-444455556666";
+  StartPlugin();
+  EXPECT_EQ(kubelet_->plugin().registration_socket,
+            absl::StrCat(kubelet_root_, "/plugins_registry/liken.sh-", pod_uid_, "-reg.sock"));
+  EXPECT_EQ(kubelet_->plugin().endpoint, absl::StrCat(kubelet_root_, "/plugins/liken.sh/dra-", pod_uid_, ".sock"));
+  auto answer = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_EQ(answer->at(kGpuUid).error, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, KubeletPluginTest, ::testing::Values(DraVersion::kV1, DraVersion::kV1beta1),
+                         [](const auto& info) { return info.param == DraVersion::kV1 ? "v1" : "v1beta1"; });
+
+}  // namespace
+}  // namespace liken::testing
