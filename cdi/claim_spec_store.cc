@@ -21,22 +21,6 @@ constexpr char kPrefix[] = "liken.sh-";
 constexpr char kSuffix[] = ".json";
 constexpr size_t kMaxSpecBytes = 4 << 20;
 
-absl::Status MakeDirectories(const std::string& path) {
-  if (path.empty()) return absl::InvalidArgumentError("empty directory path");
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos != path.size() && path[pos] != '/') continue;
-    std::string prefix = path.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::InternalError(absl::StrCat("create directory ", prefix, ": ", std::strerror(errno)));
-    }
-  }
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(absl::StrCat(path, " is not a directory"));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 ClaimSpecStore::ClaimSpecStore(std::string cdi_root) : root_(std::move(cdi_root)) {}
@@ -45,7 +29,7 @@ std::string ClaimSpecStore::FileName(absl::string_view claim_uid) {
   return absl::StrCat(kPrefix, claim_uid, kSuffix);
 }
 
-absl::Status ClaimSpecStore::EnsureDirectory() const { return MakeDirectories(root_); }
+absl::Status ClaimSpecStore::EnsureDirectory() const { return liken::MakeDirectories(root_); }
 
 absl::Status ClaimSpecStore::Write(absl::string_view claim_uid, const Spec& spec) const {
   return WriteFileAtomically(root_, FileName(claim_uid), SpecToJson(spec));

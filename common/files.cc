@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,6 +98,20 @@ std::string ResolveRelative(const std::string& dir, const std::string& target) {
   std::string out;
   for (const auto& p : parts) absl::StrAppend(&out, "/", p);
   return out.empty() ? "/" : out;
+}
+
+absl::Status MakeDirectories(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("empty directory path");
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus(errno, "create directory " + prefix);
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " exists and is not a directory"));
+  }
+  return absl::OkStatus();
 }
 
 std::string BaseName(const std::string& path) {

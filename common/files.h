@@ -25,6 +25,10 @@ absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path);
 // Joins `dir` and a relative link target and removes "." and ".." segments lexically. Thread-safe.
 std::string ResolveRelative(const std::string& dir, const std::string& target);
 
+// Creates `path` and its missing parents with mode 0755 (like mkdir -p). FailedPrecondition when `path`
+// exists and is not a directory. Thread-safe.
+absl::Status MakeDirectories(const std::string& path);
+
 // Returns the last path segment of `path`. Thread-safe.
 std::string BaseName(const std::string& path);
 

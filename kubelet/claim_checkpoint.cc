@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/atomic_file.h"
 #include "common/files.h"
-#include "kubelet/directories.h"
+#include "common/files.h"
 
 namespace liken::kubelet {
 namespace {

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
-#include "kubelet/directories.h"
+#include "common/files.h"
 #include "kubelet/dra_service.h"
 #include "kubelet/health_service.h"
 #include "kubelet/socket_files.h"
