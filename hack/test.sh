@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 ./hack/build.sh
 if [ -x hack/build-control-plane.sh ] && [ "${LIKEN_SKIP_CLUSTER:-0}" != 1 ]; then
   ./hack/build-control-plane.sh
+  ./hack/build-test-kubelet.sh
 fi
 jobs="${LIKEN_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 ctest --test-dir build --output-on-failure -j"$jobs" "$@"
