@@ -11,7 +11,7 @@ packages=(
   umockdev libumockdev-dev
   pci.ids kmod
   clang libclang-rt-14-dev
-  openssl curl
+  openssl curl jq python3 util-linux
 )
 
 missing=()

@@ -5,6 +5,8 @@
 #   hack/local-cluster.sh up     start it (binaries from hack/build-control-plane.sh), print the env lines
 #   hack/local-cluster.sh down   stop every process `up` started (tracked by PID in the state dir)
 #   hack/local-cluster.sh env    print the env lines for a running cluster
+#   hack/local-cluster.sh restart COMPONENT   restart one component with its original arguments
+#   NODE_NAME=node-b hack/local-cluster.sh add-node   add another fake Node
 #   usage: eval "$(hack/local-cluster.sh up)"; kubectl get nodes
 #
 # `up` prints on stdout only:
@@ -64,8 +66,35 @@ pid_alive() {
 start() {
   local name=$1
   shift
-  setsid "$BIN/$name" "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
+  printf '%q ' "$@" >"$STATE/$name.args" # for `restart`
+  setsid "$BIN/$name" "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
   echo $! >"$PIDS/$name.pid"
+}
+
+# Restarts one running component with the arguments it was started with (tests: an API server restart).
+restart() {
+  local name=$1 args
+  running || die "not running (state dir $STATE); run: $0 up"
+  [ -f "$STATE/$name.args" ] || die "unknown component $name"
+  BIN=$(cat "$STATE/bin-dir")
+  args=$(cat "$STATE/$name.args")
+  stop_one "$name"
+  eval "start $name $args"
+  case "$name" in
+    kube-apiserver) wait_for "kube-apiserver /readyz" kube-apiserver kc get --raw /readyz ;;
+    etcd) wait_for "etcd" etcd curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" ;;
+  esac
+  log "restarted $name"
+}
+
+# Adds another fake Node ($NODE_NAME) to a running cluster.
+add_node() {
+  running || die "not running (state dir $STATE); run: $0 up"
+  BIN=$(cat "$STATE/bin-dir")
+  K8S_GIT_VERSION=$("$BIN/kubectl" version --client -o json 2>/dev/null |
+    sed -n 's/.*"gitVersion": *"\([^"]*\)".*/\1/p' | head -n 1)
+  create_node
+  log "node $NODE_NAME added"
 }
 
 # Stops one component: SIGTERM to its process group, SIGKILL after 15s, then waits until it is gone.
@@ -354,8 +383,10 @@ case "${1:-}" in
     running || die "not running (state dir $STATE); run: $0 up"
     print_env
     ;;
+  restart) restart "${2:?usage: $0 restart COMPONENT}" ;;
+  add-node) add_node ;;
   *)
-    echo "usage: $0 up|down|env" >&2
+    echo "usage: $0 up|down|env|restart COMPONENT|add-node" >&2
     exit 2
     ;;
 esac

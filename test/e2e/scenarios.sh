@@ -1,0 +1,346 @@
+#!/usr/bin/env bash
+# End-to-end scenarios on the local control plane (real etcd, kube-apiserver, kube-scheduler,
+# kube-controller-manager): the real driver (`liken-dra run` under umockdev-run with a recorded machine) and the
+# Go test kubelet (upstream k8s.io/kubelet client stubs) on each fake node.
+#
+#   node-a: test/machines/laptop.umockdev        node-b: test/machines/gpu-server.umockdev
+#
+# usage: test/e2e/scenarios.sh [SCENARIO...]   (default: all; names are the scenario_* functions below)
+# Environment: LIKEN_DRA (driver binary, default build/liken-dra), LIKEN_CLUSTER_DIR, LIKEN_E2E_KEEP=1 keeps the
+# work directory. Exit 0 when every check passed.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DRA=${LIKEN_DRA:-$REPO/build/liken-dra}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/liken-e2e.XXXXXX")
+export LIKEN_CLUSTER_DIR=${LIKEN_CLUSTER_DIR:-$WORK/cluster}
+export TMPDIR=/dev/shm  # umockdev testbeds on tmpfs
+FAILURES=0
+CHECKS=0
+
+log() { echo "e2e: $*" >&2; }
+pass() { CHECKS=$((CHECKS + 1)); echo "ok   $*"; }
+fail() { CHECKS=$((CHECKS + 1)); FAILURES=$((FAILURES + 1)); echo "FAIL $*"; }
+
+cleanup() {
+  local rc=$?
+  for pidfile in "$WORK"/*/*.pid; do
+    [ -f "$pidfile" ] || continue
+    kill -TERM -- "-$(cat "$pidfile")" 2>/dev/null || kill -TERM "$(cat "$pidfile")" 2>/dev/null || true
+  done
+  sleep 1
+  for pidfile in "$WORK"/*/*.pid; do
+    [ -f "$pidfile" ] && { kill -KILL -- "-$(cat "$pidfile")" 2>/dev/null || true; }
+  done
+  if [ "$FAILURES" -gt 0 ] || [ $rc -ne 0 ]; then
+    for f in "$WORK"/*/driver.log "$WORK"/*/kubelet.log; do
+      [ -f "$f" ] && { echo "--- tail of $f"; tail -n 30 "$f"; }
+    done
+  fi
+  "$REPO/hack/local-cluster.sh" down >/dev/null 2>&1 || true
+  if [ "${LIKEN_E2E_KEEP:-0}" = 1 ]; then log "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+[ -x "$DRA" ] || { echo "no driver binary at $DRA (build first)"; exit 1; }
+eval "$("$REPO/hack/local-cluster.sh" up)"
+KUBELET=$("$REPO/hack/build-test-kubelet.sh" | tail -n 1)
+DRIVER_KUBECONFIG="$LIKEN_CLUSTER_DIR/driver.kubeconfig"
+k() { "$LIKEN_K8S_BIN/kubectl" "$@"; }
+
+# wait_until SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds; false on timeout.
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.2
+  done
+}
+
+# --- nodes: a driver and a test kubelet each ------------------------------------------------------------------
+
+start_driver() { # NODE RECORDING [extra flags]
+  local node=$1 rec=$2 dir=$WORK/$1
+  shift 2
+  mkdir -p "$dir/kubelet/plugins_registry" "$dir/kubelet/plugins" "$dir/cdi"
+  setsid umockdev-run -d "$rec" -- sh -c 'echo "$UMOCKDEV_DIR" > "$0/umockdev-dir"; exec "$@"' "$dir" \
+    "$DRA" run --node-name "$node" --kubeconfig "$DRIVER_KUBECONFIG" \
+    --kubelet-root "$dir/kubelet" --cdi-root "$dir/cdi" --metrics-address "127.0.0.1:$(metrics_port "$node")" \
+    --resync-period 2s "$@" >>"$dir/driver.log" 2>&1 </dev/null &
+  echo $! >"$dir/driver.pid"
+}
+
+stop_driver() { # NODE [SIGNAL]
+  local pid
+  pid=$(cat "$WORK/$1/driver.pid")
+  kill "-${2:-TERM}" -- "-$pid" 2>/dev/null || true
+  wait_until 20 sh -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
+  rm -f "$WORK/$1/driver.pid"
+}
+
+start_kubelet() { # NODE
+  local dir=$WORK/$1
+  setsid "$KUBELET" --kubeconfig "$KUBECONFIG" --node-name "$1" --registry-dir "$dir/kubelet/plugins_registry" \
+    --state-file "$dir/state.json" --retry-interval 500ms >>"$dir/kubelet.log" 2>&1 </dev/null &
+  echo $! >"$dir/kubelet.pid"
+}
+
+metrics_port() { case "$1" in node-a) echo 19410 ;; *) echo 19411 ;; esac; }
+testbed() { cat "$WORK/$1/umockdev-dir"; }
+
+slice_json() { k get resourceslice "$1-liken.sh" -o json; }
+slice_has_device() { slice_json "$1" | jq -e --arg d "$2" '.spec.devices | any(.name == $d)'; }
+slice_lacks_device() { slice_json "$1" | jq -e --arg d "$2" '.spec.devices | all(.name != $d)'; }
+slice_count() { k get resourceslices -o json | jq --arg n "$1" '[.items[] | select(.spec.nodeName == $n)] | length'; }
+generation() { slice_json "$1" | jq '.spec.pool.generation'; }
+
+claim_uid() { k get resourceclaim "$1" -o jsonpath='{.metadata.uid}'; }
+claim_devices() { k get resourceclaim "$1" -o json | jq -r '[.status.allocation.devices.results[]?.device] | join(" ")'; }
+claim_allocated() { k get resourceclaim "$1" -o json | jq -e '.status.allocation != null'; }
+# The CDI spec the driver wrote for claim $2 on node $1.
+cdi_spec() { cat "$WORK/$1/cdi/liken.sh-$(claim_uid "$2").json"; }
+cdi_nodes() { cdi_spec "$1" "$2" | jq -r '[.devices[].containerEdits.deviceNodes[].path] | sort | join(" ")'; }
+pod_prepared() { jq -e --arg p "default/$2" '.pods[$p].state == "prepared"' "$WORK/$1/state.json"; }
+
+apply_device_classes() {
+  k apply -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu-render.liken.sh}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "liken.sh" && device.attributes["liken.sh"].renderNode'}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu-display.liken.sh}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "liken.sh" && device.attributes["liken.sh"].displayNode'}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: serial.liken.sh}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "liken.sh" && has(device.attributes["liken.sh"].subsystem) && device.attributes["liken.sh"].subsystem == "tty"'}
+YAML
+}
+
+# claim NAME CLASS [NODE-less]: a one-request claim.
+claim() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: $1, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: dev
+      exactly: {deviceClassName: $2}
+YAML
+}
+
+# pod NAME CLAIM NODE: a pod on NODE that uses CLAIM.
+pod() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: default}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $3}
+  containers:
+  - name: c
+    image: registry.invalid/pause:none
+    resources:
+      claims: [{name: dev}]
+  resourceClaims:
+  - name: dev
+    resourceClaimName: $2
+YAML
+}
+
+# --- scenarios --------------------------------------------------------------------------------------------------
+
+scenario_publish() {
+  if wait_until 60 slice_has_device node-a pci-0000-00-02-0; then pass "node-a publishes its slice"; else fail "node-a publishes no slice"; return; fi
+  local n
+  n=$(slice_json node-a | jq '.spec.devices | length')
+  [ "$n" = 11 ] && pass "node-a publishes the laptop's 11 devices" || fail "node-a publishes $n devices, want 11"
+  slice_json node-a | jq -e '.spec.devices[] | select(.name == "pci-0000-00-02-0") | .allowMultipleAllocations == true' >/dev/null &&
+    pass "render node keeps allowMultipleAllocations" || fail "allowMultipleAllocations lost"
+  slice_json node-a | jq -e '.metadata.ownerReferences[0].kind == "Node"' >/dev/null &&
+    pass "slice is owned by its Node" || fail "slice has no Node owner reference"
+  local described
+  described=$(k describe resourceslice node-a-liken.sh)
+  if grep -q "liken.sh/renderNode" <<<"$described" && grep -q "usb-1-1-1-0" <<<"$described"; then
+    pass "kubectl describe resourceslice lists devices and attributes"
+  else
+    fail "kubectl describe resourceslice is missing devices or attributes"
+  fi
+  k get resourceslices >/dev/null && pass "kubectl get resourceslices" || fail "kubectl get resourceslices"
+}
+
+scenario_render_shared_display_exclusive() {
+  claim render-1 gpu-render.liken.sh; pod pod-render-1 render-1 node-a
+  if wait_until 60 pod_prepared node-a pod-render-1; then pass "render claim allocated and prepared"; else fail "render claim not prepared"; return; fi
+  [ "$(cdi_nodes node-a render-1)" = "/dev/dri/renderD128" ] && pass "CDI spec holds the render node" ||
+    fail "CDI spec nodes: $(cdi_nodes node-a render-1)"
+  claim render-2 gpu-render.liken.sh; pod pod-render-2 render-2 node-a
+  wait_until 60 pod_prepared node-a pod-render-2 && [ "$(claim_devices render-2)" = pci-0000-00-02-0 ] &&
+    pass "a second claim shares the render node" || fail "second render claim not allocated"
+  claim display-1 gpu-display.liken.sh; pod pod-display-1 display-1 node-a
+  wait_until 60 pod_prepared node-a pod-display-1 && pass "display claim prepared" || fail "display claim not prepared"
+  [ "$(cdi_nodes node-a display-1)" = "/dev/dri/card0" ] && pass "CDI spec holds the card node" || fail "display CDI nodes: $(cdi_nodes node-a display-1)"
+  claim display-2 gpu-display.liken.sh; pod pod-display-2 display-2 node-a
+  sleep 5
+  if ! claim_allocated display-2; then pass "a second display claim stays pending"; else fail "display device allocated twice"; fi
+  k delete pod pod-display-1 --wait=false >/dev/null
+  wait_until 60 pod_prepared node-a pod-display-2 && pass "the pending display claim is allocated once the first pod is gone" ||
+    fail "pending display claim never allocated"
+}
+
+scenario_gpu_server_pairs_and_numa() {
+  k apply -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: card-pair, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: render
+      exactly: {deviceClassName: gpu-render.liken.sh}
+    - name: display
+      exactly: {deviceClassName: gpu-display.liken.sh}
+    constraints:
+    - requests: [render, display]
+      matchAttribute: liken.sh/address
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: numa-pair, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: render
+      exactly: {deviceClassName: gpu-render.liken.sh}
+    - name: display
+      exactly: {deviceClassName: gpu-display.liken.sh}
+    constraints:
+    - requests: [render, display]
+      matchAttribute: resource.kubernetes.io/numaNode
+YAML
+  pod pod-pair card-pair node-b
+  if wait_until 60 pod_prepared node-b pod-pair; then
+    local devs; devs=$(claim_devices card-pair)
+    case "$devs" in
+      "pci-0000-03-00-0 pci-0000-03-00-0-display" | "pci-0000-83-00-0 pci-0000-83-00-0-display") pass "render + display by address: one card ($devs)" ;;
+      *) fail "render + display split across cards: $devs" ;;
+    esac
+  else
+    fail "card-pair not prepared on node-b"
+  fi
+  pod pod-numa numa-pair node-b
+  if wait_until 60 pod_prepared node-b pod-numa; then
+    local numas
+    numas=$(for d in $(claim_devices numa-pair); do
+      slice_json node-b | jq --arg d "$d" '.spec.devices[] | select(.name == $d) | .attributes["resource.kubernetes.io/numaNode"].int'
+    done | sort -u | wc -l)
+    [ "$numas" = 1 ] && pass "numaNode constraint keeps render and display on one NUMA node ($(claim_devices numa-pair))" ||
+      fail "numa-pair spans NUMA nodes: $(claim_devices numa-pair)"
+  else
+    fail "numa-pair not prepared"
+  fi
+}
+
+scenario_usb_serial_reenumerate_and_unplug() {
+  claim serial-1 serial.liken.sh; pod pod-serial serial-1 node-a
+  if wait_until 60 pod_prepared node-a pod-serial; then pass "serial claim prepared"; else fail "serial claim not prepared"; return; fi
+  [ "$(cdi_nodes node-a serial-1)" = "/dev/bus/usb/001/003 /dev/ttyUSB0" ] && pass "serial claim delivers tty and usbfs node" ||
+    fail "serial CDI nodes: $(cdi_nodes node-a serial-1)"
+  # Re-enumerate the FTDI adapter (port 1-1) with device number 9.
+  local tb dev
+  tb=$(testbed node-a)
+  dev=$(find "$tb/sys/devices" -type d -path '*/usb1/1-1' | head -n 1)
+  echo 9 >"$dev/devnum"; echo "189:8" >"$dev/dev"
+  sed -i 's|^DEVNAME=.*|DEVNAME=bus/usb/001/009|; s|^DEVNUM=.*|DEVNUM=009|; s|^MINOR=.*|MINOR=8|' "$dev/uevent"
+  if wait_until 30 sh -c "[ \"\$(jq -r '[.devices[].containerEdits.deviceNodes[].path]|sort|join(\" \")' '$WORK/node-a/cdi/liken.sh-$(claim_uid serial-1).json')\" = '/dev/bus/usb/001/009 /dev/ttyUSB0' ]"; then
+    pass "re-enumeration rewrites the CDI spec with the new usbfs node"
+  else
+    fail "CDI spec not refreshed: $(cdi_nodes node-a serial-1)"
+  fi
+  # Unplug the webcam (1-5): its devices leave the slice and the pool generation rises.
+  local before
+  before=$(generation node-a)
+  rm -rf "$(find "$tb/sys/devices" -type d -path '*/usb1/1-5' | head -n 1)"
+  rm -f "$tb"/sys/bus/usb/devices/1-5*
+  if wait_until 30 slice_lacks_device node-a usb-1-5-1-0; then
+    pass "an unplugged device leaves the slice"
+    [ "$(generation node-a)" -gt "$before" ] && pass "pool generation rises ($before -> $(generation node-a))" || fail "generation did not rise"
+  else
+    fail "unplugged webcam still published"
+  fi
+}
+
+scenario_slice_deleted_comes_back() {
+  k delete resourceslice node-a-liken.sh >/dev/null
+  wait_until 10 slice_has_device node-a pci-0000-00-02-0 && pass "a deleted slice is published again" || fail "deleted slice not restored"
+}
+
+scenario_apiserver_restart() {
+  "$REPO/hack/local-cluster.sh" restart kube-apiserver >/dev/null 2>&1
+  sleep 6
+  [ "$(slice_count node-a)" = 1 ] && pass "after an API server restart: one slice, no duplicates" || fail "$(slice_count node-a) slices for node-a"
+  k delete resourceslice node-a-liken.sh >/dev/null
+  wait_until 20 slice_has_device node-a pci-0000-00-02-0 && pass "the driver's watch recovered after the restart" || fail "driver did not recover"
+}
+
+scenario_driver_restart_mid_prepare() {
+  stop_driver node-a KILL
+  claim render-r gpu-render.liken.sh; pod pod-render-r render-r node-a
+  sleep 3
+  pod_prepared node-a pod-render-r >/dev/null 2>&1 && fail "prepared without a driver?" || pass "prepare fails while the driver is down"
+  start_driver node-a "$REPO/test/machines/laptop.umockdev"
+  wait_until 60 pod_prepared node-a pod-render-r && pass "the kubelet's retry succeeds after the driver restarts" || fail "retry never succeeded"
+  [ -f "$WORK/node-a/cdi/liken.sh-$(claim_uid render-1).json" ] && pass "claims prepared before the restart keep their CDI specs" ||
+    fail "a prepared claim lost its CDI spec over the restart"
+}
+
+scenario_unprepare_on_pod_delete() {
+  local uid; uid=$(claim_uid render-2)
+  k delete pod pod-render-2 --wait=false >/dev/null
+  wait_until 30 sh -c "[ ! -f '$WORK/node-a/cdi/liken.sh-$uid.json' ]" && pass "unprepare removes the claim's CDI spec" ||
+    fail "CDI spec of an unprepared claim remains"
+}
+
+scenario_scan_dry_run() {
+  local out=$WORK/scan.yaml
+  umockdev-run -d "$REPO/test/machines/gpu-server.umockdev" -- "$DRA" scan --node-name node-x >"$out"
+  k create --dry-run=server -f "$out" >/dev/null && pass "scan -o yaml passes kubectl create --dry-run=server" || fail "the API server rejects scan output"
+}
+
+scenario_metrics() {
+  local m
+  m=$(curl -sf "http://127.0.0.1:$(metrics_port node-a)/metrics" || true)
+  grep -q '^liken' <<<"$m" && pass "metrics served" || fail "no metrics on :$(metrics_port node-a)"
+}
+
+ALL=(publish render_shared_display_exclusive gpu_server_pairs_and_numa usb_serial_reenumerate_and_unplug
+  slice_deleted_comes_back apiserver_restart driver_restart_mid_prepare unprepare_on_pod_delete scan_dry_run metrics)
+[ $# -gt 0 ] && ALL=("$@")
+
+NODE_NAME=node-b "$REPO/hack/local-cluster.sh" add-node >/dev/null 2>&1
+apply_device_classes
+start_kubelet node-a
+start_kubelet node-b
+start_driver node-a "$REPO/test/machines/laptop.umockdev"
+start_driver node-b "$REPO/test/machines/gpu-server.umockdev"
+wait_until 60 slice_has_device node-b pci-0000-03-00-0 || log "node-b has not published yet"
+
+for s in "${ALL[@]}"; do
+  log "scenario $s"
+  "scenario_$s" || fail "scenario $s aborted"
+done
+echo "e2e: $CHECKS checks, $FAILURES failed"
+[ "$FAILURES" -eq 0 ]
