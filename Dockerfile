@@ -18,3 +18,17 @@ RUN apt-get update -qq \
 COPY --from=build /build/liken-dra /usr/bin/liken-dra
 ENTRYPOINT ["/usr/bin/liken-dra"]
 CMD ["run"]
+
+# Test image for hack/e2e-kind.sh: the same binary plus umockdev and the recorded machines, so a kind node can
+# run the driver on a recorded laptop (chart value testRecording).
+FROM debian:bookworm-slim AS release
+FROM release AS test
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends umockdev \
+      libgrpc++1.51 libprotobuf32 libcpprest2.10 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
+      libyaml-cpp0.7 libabsl20220623 pci.ids ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /build/liken-dra /usr/bin/liken-dra
+COPY test/machines/*.umockdev /usr/share/liken-dra/machines/
+ENTRYPOINT ["/usr/bin/liken-dra"]
+CMD ["run"]
