@@ -1,5 +1,7 @@
 # syntax=docker/dockerfile:1
 # Multi-stage build of the liken-dra node daemon on Debian bookworm.
+#   docker build -t liken-dra .                 the node daemon image (last stage)
+#   docker build --target test -t liken-dra:e2e .   plus umockdev and the recorded machines (hack/e2e-kind.sh)
 FROM debian:bookworm AS build
 WORKDIR /src
 COPY hack/install-deps.sh hack/install-deps.sh
@@ -9,7 +11,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLIKEN_BUILD_TESTS
  && cmake --build /build -j"$(nproc)" --target liken-dra \
  && strip /build/liken-dra
 
-FROM debian:bookworm-slim
+FROM debian:bookworm-slim AS base
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libcpprest2.10 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
@@ -19,16 +21,10 @@ COPY --from=build /build/liken-dra /usr/bin/liken-dra
 ENTRYPOINT ["/usr/bin/liken-dra"]
 CMD ["run"]
 
-# Test image for hack/e2e-kind.sh: the same binary plus umockdev and the recorded machines, so a kind node can
-# run the driver on a recorded laptop (chart value testRecording).
-FROM debian:bookworm-slim AS release
-FROM release AS test
+FROM base AS test
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends umockdev \
-      libgrpc++1.51 libprotobuf32 libcpprest2.10 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
-      libyaml-cpp0.7 libabsl20220623 pci.ids ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /build/liken-dra /usr/bin/liken-dra
 COPY test/machines/*.umockdev /usr/share/liken-dra/machines/
-ENTRYPOINT ["/usr/bin/liken-dra"]
-CMD ["run"]
+
+FROM base AS runtime
