@@ -1,18 +1,281 @@
-// Placeholder until the daemon lands: `run` and `healthcheck` report that they are not built yet.
-#include <cstdio>
+// `liken-dra run`: the node daemon (kubelet plugin, informers, reconcile loop, metrics), and
+// `liken-dra healthcheck`, which checks that the running daemon's sockets answer.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "common/log.h"
+#include "controller/clock.h"
+#include "controller/metrics.h"
+#include "controller/slice_controller.h"
+#include "controller/slice_sync.h"
+#include "controller/triggers.h"
+#include "controller/workqueue.h"
+#include "discovery/inventory.h"
+#include "discovery/scanner.h"
+#include "discovery/slice_builder.h"
+#include "informers/claim_cache.h"
+#include "informers/informer.h"
+#include "informers/kube_config.h"
+#include "informers/rest_client.h"
+#include "kubelet/kubelet_plugin.h"
+#include "kubelet/socket_paths.h"
 
 namespace liken::cmd {
+namespace {
 
-int RunCommand(int, char**) {
-  std::fprintf(stderr, "liken-dra run: the node daemon is not part of this build yet\n");
-  return 1;
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
 }
 
-int HealthcheckCommand(int, char**) {
-  std::fprintf(stderr, "liken-dra healthcheck: the node daemon is not part of this build yet\n");
-  return 1;
+// Enqueues the one slice key on any informer event (handlers only enqueue).
+class EnqueueHandler final : public informers::EventHandler {
+ public:
+  explicit EnqueueHandler(controller::WorkQueue* queue) : queue_(queue) {}
+  void OnAdd(const informers::ObjectPtr&) override { queue_->Add(controller::SliceController::kKey); }
+  void OnUpdate(const informers::ObjectPtr&, const informers::ObjectPtr&) override {
+    queue_->Add(controller::SliceController::kKey);
+  }
+  void OnDelete(const informers::ObjectPtr&) override { queue_->Add(controller::SliceController::kKey); }
+
+ private:
+  controller::WorkQueue* const queue_;
+};
+
+// The latest inventory, shared by the sync pass and the claim refresh that follows it.
+class LastInventory {
+ public:
+  void Set(const discovery::Inventory& inventory) {
+    absl::MutexLock lock(&mu_);
+    inventory_ = std::make_shared<const discovery::Inventory>(inventory);
+  }
+  std::shared_ptr<const discovery::Inventory> Get() const {
+    absl::MutexLock lock(&mu_);
+    return inventory_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const discovery::Inventory> inventory_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::StatusOr<informers::KubeConfig> LoadConfig(const Flags& flags) {
+  std::string kubeconfig = flags.Get("kubeconfig", Env("KUBECONFIG"));
+  absl::StatusOr<informers::KubeConfig> config =
+      kubeconfig.empty()
+          ? informers::InClusterConfig(Env("KUBERNETES_SERVICE_HOST"), Env("KUBERNETES_SERVICE_PORT"),
+                                       flags.Get("service-account-dir", "/var/run/secrets/kubernetes.io/serviceaccount"))
+          : informers::LoadKubeconfig(kubeconfig, flags.Get("context"));
+  if (!config.ok()) return config;
+  double qps = config->qps;
+  int burst = config->burst;
+  if (flags.Has("kube-api-qps") && !absl::SimpleAtod(flags.Get("kube-api-qps"), &qps)) {
+    return absl::InvalidArgumentError("--kube-api-qps must be a number");
+  }
+  if (flags.Has("kube-api-burst") && !absl::SimpleAtoi(flags.Get("kube-api-burst"), &burst)) {
+    return absl::InvalidArgumentError("--kube-api-burst must be an integer");
+  }
+  config->qps = qps;
+  config->burst = burst;
+  return config;
+}
+
+void PrintRunUsage() {
+  std::printf(
+      "usage: liken-dra run [--node-name NAME] [--kubeconfig FILE [--context NAME]]\n"
+      "       [--metrics-address :9410] [--resync-period 60s] [--kubelet-root /var/lib/kubelet]\n"
+      "       [--cdi-root /var/run/cdi] [--pod-uid UID] [--kube-api-qps 5] [--kube-api-burst 10]\n"
+      "       [--no-uevents] [--v=1] [discovery flags: --sysfs-root DIR ...]\n"
+      "NODE_NAME and POD_UID are read from the environment when the flags are absent.\n");
+}
+
+}  // namespace
+
+int RunCommand(int argc, char** argv) {
+  auto value_flags = ScanValueFlags();
+  value_flags.insert({"node-name", "kubeconfig", "context", "metrics-address", "resync-period", "kubelet-root",
+                      "cdi-root", "pod-uid", "kube-api-qps", "kube-api-burst", "service-account-dir"});
+  auto flags = Flags::Parse(argc, argv, value_flags, {"help", "h", "no-uevents"});
+  if (!flags.ok()) {
+    std::fprintf(stderr, "liken-dra run: %s\n", std::string(flags.status().message()).c_str());
+    return 2;
+  }
+  if (flags->Has("help") || flags->Has("h")) {
+    PrintRunUsage();
+    return 0;
+  }
+  ApplyVerbosity(*flags);
+  const std::string node = flags->Get("node-name", Env("NODE_NAME"));
+  if (node.empty()) {
+    std::fprintf(stderr, "liken-dra run: --node-name (or NODE_NAME) is required\n");
+    return 2;
+  }
+  absl::Duration resync;
+  if (!absl::ParseDuration(flags->Get("resync-period", "60s"), &resync) || resync <= absl::ZeroDuration()) {
+    std::fprintf(stderr, "liken-dra run: --resync-period must be a positive duration like 60s\n");
+    return 2;
+  }
+  auto scan_options = ScanOptionsFromFlags(*flags);
+  if (!scan_options.ok()) {
+    std::fprintf(stderr, "liken-dra run: %s\n", std::string(scan_options.status().message()).c_str());
+    return 2;
+  }
+  auto config = LoadConfig(*flags);
+  if (!config.ok()) {
+    std::fprintf(stderr, "liken-dra run: API server configuration: %s\n", config.status().ToString().c_str());
+    return 1;
+  }
+
+  // Signals are taken synchronously by this thread: block them before any other thread exists.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  std::unique_ptr<controller::Clock> clock = controller::NewRealClock();
+  informers::SetHttpThreads(4);
+  auto client = informers::NewRestClient(*config, clock.get());
+  if (!client.ok()) {
+    std::fprintf(stderr, "liken-dra run: %s\n", client.status().ToString().c_str());
+    return 1;
+  }
+  controller::Metrics metrics;
+  auto metrics_server = controller::StartMetricsServer(flags->Get("metrics-address", ":9410"), metrics.registry());
+  if (!metrics_server.ok()) {
+    std::fprintf(stderr, "liken-dra run: %s\n", metrics_server.status().ToString().c_str());
+    return 1;
+  }
+
+  std::unique_ptr<discovery::Scanner> scanner = discovery::NewSysfsScanner(*scan_options);
+  informers::ClaimCache claims(client->get(), clock.get(), node, &metrics);
+
+  kubelet::KubeletPluginOptions plugin_options;
+  plugin_options.node_name = node;
+  plugin_options.kubelet_root = flags->Get("kubelet-root", plugin_options.kubelet_root);
+  plugin_options.cdi_root = flags->Get("cdi-root", plugin_options.cdi_root);
+  plugin_options.pod_uid = flags->Get("pod-uid", Env("POD_UID"));
+  plugin_options.sysfs_root = scan_options->sysfs_root;
+  kubelet::KubeletPlugin plugin(plugin_options, scanner.get(), &claims, &metrics);
+
+  controller::WorkQueue queue(clock.get(),
+                              controller::NewControllerRateLimiter(clock.get(), absl::Milliseconds(5),
+                                                                   absl::Seconds(30), 10, 100),
+                              &metrics);
+  EnqueueHandler enqueue(&queue);
+  informers::InformerOptions slice_options;
+  slice_options.resource = "resourceslices";
+  slice_options.path = informers::ResourceSlicesPath();
+  slice_options.field_selector = absl::StrCat("spec.nodeName=", node, ",spec.driver=", discovery::kDriverName);
+  informers::Informer slices(client->get(), clock.get(), slice_options, &enqueue, &metrics);
+
+  LastInventory last;
+  controller::SliceSync sync(
+      node, discovery::kDriverName, client->get(), slices.store(),
+      [&]() -> absl::StatusOr<std::vector<apis::ResourceSlice>> {
+        absl::Time start = absl::Now();
+        auto inventory = scanner->Scan();
+        if (!inventory.ok()) return inventory.status();
+        metrics.OnScan(inventory->published.size(), inventory->withheld.size(), inventory->unclaimed.size(),
+                       absl::Now() - start);
+        last.Set(*inventory);
+        return discovery::BuildResourceSlices(node, *inventory, 0);
+      },
+      &metrics);
+  controller::SliceController reconcile(&sync, &queue, resync, [&] {
+    // Every pass: re-resolve the device nodes of prepared claims; rewrite only changed CDI specs.
+    if (auto inventory = last.Get()) {
+      auto refreshed = plugin.RefreshPreparedClaims(*inventory);
+      if (!refreshed.ok()) LogWarning("claim refresh failed", {{"error", refreshed.status().ToString()}});
+    }
+  });
+  controller::Coalescer coalescer(clock.get(), absl::Milliseconds(50), absl::Milliseconds(250),
+                                  [&] { queue.Add(controller::SliceController::kKey); });
+  std::unique_ptr<controller::UeventListener> uevents;
+  if (!flags->Has("no-uevents")) {
+    auto source = controller::OpenNetlinkUevents();
+    if (source.ok()) {
+      uevents = std::make_unique<controller::UeventListener>(*std::move(source), &coalescer, &metrics);
+    } else {
+      LogWarning("no uevents; hot-plug is noticed by the periodic resync only",
+                 {{"error", source.status().ToString()}});
+    }
+  }
+
+  LogInfo("starting", {{"node", node}, {"version", LIKEN_VERSION}, {"server", config->server}});
+  claims.Start();
+  if (absl::Status s = plugin.Start(); !s.ok()) {
+    LogError("kubelet plugin did not start", {{"error", s.ToString()}});
+    claims.Stop();
+    return 1;
+  }
+  slices.Start();
+  coalescer.Start();
+  if (uevents != nullptr) uevents->Start();
+  slices.WaitForSync();  // the first pass compares against what the server has, not an empty cache
+  reconcile.Start();
+  LogInfo("running", {{"node", node}});
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LogInfo("shutting down; slices stay published", {{"signal", strsignal(sig)}});
+  plugin.Stop();  // stop taking gRPC calls, finish the ones in flight
+  if (uevents != nullptr) uevents->Stop();
+  coalescer.Stop();
+  reconcile.Stop();
+  slices.Stop();
+  claims.Stop();
+  LogInfo("stopped");
+  return 0;
+}
+
+int HealthcheckCommand(int argc, char** argv) {
+  auto flags = Flags::Parse(argc, argv, {"kubelet-root", "pod-uid"}, {"help", "h"});
+  if (!flags.ok()) {
+    std::fprintf(stderr, "liken-dra healthcheck: %s\n", std::string(flags.status().message()).c_str());
+    return 2;
+  }
+  if (flags->Has("help") || flags->Has("h")) {
+    std::printf("usage: liken-dra healthcheck [--kubelet-root /var/lib/kubelet] [--pod-uid UID]\n"
+                "exits 0 when the daemon's registration and DRA sockets accept connections\n");
+    return 0;
+  }
+  auto paths = kubelet::ComputeSocketPaths(flags->Get("kubelet-root", "/var/lib/kubelet"), discovery::kDriverName,
+                                           flags->Get("pod-uid", Env("POD_UID")));
+  if (!paths.ok()) {
+    std::fprintf(stderr, "liken-dra healthcheck: %s\n", std::string(paths.status().message()).c_str());
+    return 2;
+  }
+  for (const std::string& path : {paths->dra, paths->registration}) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    if (!ok) {
+      std::fprintf(stderr, "liken-dra healthcheck: %s does not answer: %s\n", path.c_str(), std::strerror(err));
+      return 1;
+    }
+  }
+  std::printf("ok\n");
+  return 0;
 }
 
 }  // namespace liken::cmd

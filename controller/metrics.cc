@@ -1,0 +1,133 @@
+#include "controller/metrics.h"
+
+#include <prometheus/exposer.h>
+#include <prometheus/text_serializer.h>
+
+namespace liken::controller {
+namespace {
+
+prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+}
+
+class ExposerServer final : public MetricsServer {
+ public:
+  ExposerServer(const std::string& address, std::shared_ptr<prometheus::Registry> registry)
+      : exposer_(address) {
+    exposer_.RegisterCollectable(registry);
+  }
+
+ private:
+  prometheus::Exposer exposer_;
+};
+
+}  // namespace
+
+Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  auto& r = *registry_;
+  auto gauge = [&](const char* name, const char* help) -> prometheus::Gauge* {
+    return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
+  };
+  auto counter = [&](const char* name, const char* help) -> prometheus::Counter* {
+    return &prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
+  };
+  published_ = gauge("liken_published_devices", "Devices published in this node's ResourceSlices.");
+  withheld_ = gauge("liken_withheld_devices", "Devices with /dev nodes that the node keeps for itself.");
+  unclaimed_ = gauge("liken_unclaimed_devices", "PCI and USB hardware with no kernel driver bound.");
+  slice_writes_ = &prometheus::BuildCounter()
+                       .Name("liken_slice_writes_total")
+                       .Help("ResourceSlice writes by operation and result.")
+                       .Register(r);
+  for (const char* op : {"create", "update", "delete"}) {
+    for (const char* result : {"success", "conflict", "error"}) slice_writes_->Add({{"operation", op}, {"result", result}});
+  }
+  scan_duration_ = &prometheus::BuildHistogram()
+                        .Name("liken_scan_duration_seconds")
+                        .Help("Time to scan the machine's hardware.")
+                        .Register(r)
+                        .Add({}, LatencyBuckets());
+  auto& uevents = prometheus::BuildCounter().Name("liken_uevents_total").Help("Kernel uevents read, by whether they triggered a resync.").Register(r);
+  uevents_seen_ = &uevents.Add({{"acted", "false"}});
+  uevents_acted_ = &uevents.Add({{"acted", "true"}});
+  watch_restarts_ = &prometheus::BuildCounter()
+                         .Name("liken_watch_restarts_total")
+                         .Help("Watches re-established, by resource and reason.")
+                         .Register(r);
+  for (const char* res : {"resourceslices", "pods"}) {
+    for (const char* reason : {"gone", "error", "timeout"}) watch_restarts_->Add({{"resource", res}, {"reason", reason}});
+  }
+  queue_depth_ = gauge("liken_workqueue_depth", "Keys ready in the reconcile workqueue.");
+  queue_retries_ = counter("liken_workqueue_retries_total", "Keys re-added to the workqueue after a failure.");
+  auto& prepares = prometheus::BuildCounter().Name("liken_prepare_total").Help("Claims prepared, by result.").Register(r);
+  prepare_ok_ = &prepares.Add({{"result", "success"}});
+  prepare_error_ = &prepares.Add({{"result", "error"}});
+  auto& unprepares = prometheus::BuildCounter().Name("liken_unprepare_total").Help("Claims unprepared, by result.").Register(r);
+  unprepare_ok_ = &unprepares.Add({{"result", "success"}});
+  unprepare_error_ = &unprepares.Add({{"result", "error"}});
+  prepare_duration_ = &prometheus::BuildHistogram()
+                           .Name("liken_prepare_duration_seconds")
+                           .Help("Time to prepare one claim.")
+                           .Register(r)
+                           .Add({}, LatencyBuckets());
+  unprepare_duration_ = &prometheus::BuildHistogram()
+                             .Name("liken_unprepare_duration_seconds")
+                             .Help("Time to unprepare one claim.")
+                             .Register(r)
+                             .Add({}, LatencyBuckets());
+  prepared_claims_ = gauge("liken_prepared_claims", "Claims prepared on this node.");
+  cdi_refreshes_ = counter("liken_cdi_refreshes_total", "CDI specs rewritten because their device nodes changed.");
+  rebind_failures_ = counter("liken_rebind_failures_total", "USB interfaces that could not be given back to a driver.");
+  registered_ = gauge("liken_kubelet_registered", "1 when the kubelet accepted the plugin's registration.");
+}
+
+std::string Metrics::Render() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+void Metrics::OnScan(size_t published, size_t withheld, size_t unclaimed, absl::Duration duration) {
+  published_->Set(static_cast<double>(published));
+  withheld_->Set(static_cast<double>(withheld));
+  unclaimed_->Set(static_cast<double>(unclaimed));
+  scan_duration_->Observe(absl::ToDoubleSeconds(duration));
+}
+
+void Metrics::OnDepth(size_t depth) { queue_depth_->Set(static_cast<double>(depth)); }
+void Metrics::OnRetry() { queue_retries_->Increment(); }
+
+void Metrics::OnSliceWrite(std::string_view operation, std::string_view result) {
+  slice_writes_->Add({{"operation", std::string(operation)}, {"result", std::string(result)}}).Increment();
+}
+
+void Metrics::OnWatchRestart(const std::string& resource, const std::string& reason) {
+  watch_restarts_->Add({{"resource", resource}, {"reason", reason}}).Increment();
+}
+
+void Metrics::OnUevent(bool acted) { (acted ? uevents_acted_ : uevents_seen_)->Increment(); }
+
+void Metrics::OnPrepare(const absl::Status& result, absl::Duration duration) {
+  (result.ok() ? prepare_ok_ : prepare_error_)->Increment();
+  prepare_duration_->Observe(absl::ToDoubleSeconds(duration));
+}
+
+void Metrics::OnUnprepare(const absl::Status& result, absl::Duration duration) {
+  (result.ok() ? unprepare_ok_ : unprepare_error_)->Increment();
+  unprepare_duration_->Observe(absl::ToDoubleSeconds(duration));
+}
+
+void Metrics::OnRebindFailure(absl::string_view) { rebind_failures_->Increment(); }
+void Metrics::OnPreparedClaims(size_t count) { prepared_claims_->Set(static_cast<double>(count)); }
+void Metrics::OnRegistration(bool registered, absl::string_view) { registered_->Set(registered ? 1 : 0); }
+void Metrics::OnSpecsRefreshed(int count) { cdi_refreshes_->Increment(count); }
+
+absl::StatusOr<std::unique_ptr<MetricsServer>> StartMetricsServer(const std::string& address,
+                                                                  std::shared_ptr<prometheus::Registry> registry) {
+  if (address.empty()) return std::unique_ptr<MetricsServer>();
+  std::string bind = address[0] == ':' ? address.substr(1) : address;  // civetweb: "9410" is every interface
+  try {
+    return std::unique_ptr<MetricsServer>(std::make_unique<ExposerServer>(bind, std::move(registry)));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError("metrics endpoint " + address + ": " + e.what());
+  }
+}
+
+}  // namespace liken::controller

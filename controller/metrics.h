@@ -1,0 +1,91 @@
+// The daemon's Prometheus metrics: every series exists (at zero) from start-up.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "controller/slice_sync.h"
+#include "controller/triggers.h"
+#include "controller/workqueue.h"
+#include "informers/informer.h"
+#include "kubelet/plugin_observer.h"
+
+namespace liken::controller {
+
+// All metrics, and the observer interfaces the parts report through. Thread-safe.
+class Metrics final : public WorkQueueObserver,
+                      public SliceSyncObserver,
+                      public informers::InformerObserver,
+                      public UeventObserver,
+                      public kubelet::PluginObserver {
+ public:
+  Metrics();
+
+  // The registry to expose. Thread-safe.
+  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+  // The metrics in the Prometheus text format. Thread-safe.
+  std::string Render() const;
+
+  // Results of the latest scan. Thread-safe.
+  void OnScan(size_t published, size_t withheld, size_t unclaimed, absl::Duration duration);
+
+  // WorkQueueObserver.
+  void OnDepth(size_t depth) override;
+  void OnRetry() override;
+  // SliceSyncObserver.
+  void OnSliceWrite(std::string_view operation, std::string_view result) override;
+  // informers::InformerObserver.
+  void OnWatchRestart(const std::string& resource, const std::string& reason) override;
+  // UeventObserver.
+  void OnUevent(bool acted) override;
+  // kubelet::PluginObserver.
+  void OnPrepare(const absl::Status& result, absl::Duration duration) override;
+  void OnUnprepare(const absl::Status& result, absl::Duration duration) override;
+  void OnRebindFailure(absl::string_view usb_interface) override;
+  void OnPreparedClaims(size_t count) override;
+  void OnRegistration(bool registered, absl::string_view error) override;
+  void OnSpecsRefreshed(int count) override;
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Gauge* published_;
+  prometheus::Gauge* withheld_;
+  prometheus::Gauge* unclaimed_;
+  prometheus::Family<prometheus::Counter>* slice_writes_;
+  prometheus::Histogram* scan_duration_;
+  prometheus::Counter* uevents_seen_;
+  prometheus::Counter* uevents_acted_;
+  prometheus::Family<prometheus::Counter>* watch_restarts_;
+  prometheus::Gauge* queue_depth_;
+  prometheus::Counter* queue_retries_;
+  prometheus::Counter* prepare_ok_;
+  prometheus::Counter* prepare_error_;
+  prometheus::Counter* unprepare_ok_;
+  prometheus::Counter* unprepare_error_;
+  prometheus::Histogram* prepare_duration_;
+  prometheus::Histogram* unprepare_duration_;
+  prometheus::Gauge* prepared_claims_;
+  prometheus::Counter* cdi_refreshes_;
+  prometheus::Counter* rebind_failures_;
+  prometheus::Gauge* registered_;
+};
+
+// Serves `registry` at http://<address>/metrics. `address` is "host:port" or ":port"; empty returns
+// null (metrics off). InvalidArgument/Unavailable when it cannot listen. Thread-safe.
+class MetricsServer {
+ public:
+  virtual ~MetricsServer() = default;
+};
+absl::StatusOr<std::unique_ptr<MetricsServer>> StartMetricsServer(const std::string& address,
+                                                                  std::shared_ptr<prometheus::Registry> registry);
+
+}  // namespace liken::controller

@@ -1,0 +1,55 @@
+#include "controller/slice_controller.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+
+namespace liken::controller {
+
+SliceController::SliceController(SliceSync* sync, WorkQueue* queue, absl::Duration resync_period,
+                                 std::function<void()> after_sync)
+    : sync_(sync), queue_(queue), resync_period_(resync_period), after_sync_(std::move(after_sync)) {}
+
+SliceController::~SliceController() { Stop(); }
+
+void SliceController::Enqueue() { queue_->Add(kKey); }
+
+void SliceController::Start() {
+  Enqueue();
+  worker_ = std::thread([this] {
+    while (auto key = queue_->Get()) Process(*key);
+  });
+}
+
+void SliceController::Stop() {
+  queue_->ShutDown();
+  if (worker_.joinable()) worker_.join();
+}
+
+bool SliceController::ProcessOneForTest() {
+  auto key = queue_->TryGet();
+  if (!key) return false;
+  Process(*key);
+  return true;
+}
+
+void SliceController::Process(const std::string& key) {
+  auto result = sync_->Sync();
+  passes_.fetch_add(1);
+  if (result.ok()) {
+    if (result->created + result->updated + result->deleted > 0) {
+      LogInfo("slices published", {{"created", absl::StrCat(result->created)},
+                                   {"updated", absl::StrCat(result->updated)},
+                                   {"deleted", absl::StrCat(result->deleted)}});
+    }
+    queue_->Forget(key);
+    queue_->AddAfter(key, resync_period_);  // the safety net: a full pass at least this often
+  } else {
+    LogWarning("slice sync failed; retrying", {{"error", result.status().ToString()},
+                                               {"retries", absl::StrCat(queue_->NumRequeues(key))}});
+    queue_->AddRateLimited(key);
+  }
+  if (after_sync_) after_sync_();
+  queue_->Done(key);
+}
+
+}  // namespace liken::controller

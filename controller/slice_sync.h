@@ -1,0 +1,83 @@
+// Publishes this node's ResourceSlices: desired slices (from discovery) against the informer's cache,
+// writing only what differs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "apis/resource_slice.h"
+#include "informers/kube_client.h"
+#include "informers/store.h"
+
+namespace liken::controller {
+
+// Receives the outcome of each slice write (for metrics). Implementations must be thread-safe.
+class SliceSyncObserver {
+ public:
+  virtual ~SliceSyncObserver() = default;
+  // `operation` is "create", "update" or "delete"; `result` is "success", "conflict" or "error".
+  virtual void OnSliceWrite(std::string_view operation, std::string_view result) = 0;
+};
+
+// Returns the slices this node should publish now (names, pools, devices; generation and owner are
+// the sync's business). An error skips the pass (nothing is written).
+using DesiredSlicesFunc = std::function<absl::StatusOr<std::vector<apis::ResourceSlice>>()>;
+
+// What one Sync pass wrote.
+struct SliceSyncResult {
+  int created = 0;
+  int updated = 0;
+  int deleted = 0;
+};
+
+// Reconciles the node's slices. One Sync at a time (the workqueue guarantees it): not thread-safe.
+class SliceSync {
+ public:
+  // `client`, `cache` (this node's slices as the informer sees them: field selector spec.nodeName=<node>,
+  // spec.driver=<driver>) and `observer` (may be null) must outlive the sync.
+  SliceSync(std::string node_name, std::string driver, informers::KubeClient* client, const informers::Store* cache,
+            DesiredSlicesFunc desired, SliceSyncObserver* observer = nullptr);
+
+  // One pass: read desired and current slices, create/update/delete the difference. A pool's generation
+  // goes up (on every slice of the pool) only when its content changes. A 409 fetches the fresh object
+  // and returns Aborted so the caller requeues. Not thread-safe.
+  absl::StatusOr<SliceSyncResult> Sync();
+
+ private:
+  // What we last wrote to a slice and what the server answered.
+  struct Written {
+    std::string resource_version;  // of the server's reply
+    std::string uid;
+    apis::ResourceSlice sent;      // what we asked for
+    apis::ResourceSlice stored;    // what came back
+  };
+
+  absl::Status EnsureNodeUid();
+  std::map<std::string, apis::ResourceSlice> CurrentSlices();
+  void Remember(const apis::ResourceSlice& sent, const nlohmann::json& reply);
+  void Refresh(const std::string& name);
+  bool SameDevices(const apis::ResourceSlice& want, const apis::ResourceSlice& have) const;
+  void Report(std::string_view op, const absl::Status& status);
+
+  const std::string node_name_;
+  const std::string driver_;
+  informers::KubeClient* const client_;
+  const informers::Store* const cache_;
+  const DesiredSlicesFunc desired_;
+  SliceSyncObserver* const observer_;
+  std::string node_uid_;
+  std::map<std::string, Written> written_;         // by slice name; overlays a stale cache
+  std::map<std::string, std::string> deleted_;     // slice name -> uid we deleted (hide until the cache agrees)
+  std::map<std::string, int64_t> generations_;     // pool -> highest generation published
+};
+
+// Parses a resourceVersion as a number (etcd's are); -1 when it is not one. Thread-safe.
+int64_t ResourceVersionNumber(const std::string& rv);
+
+}  // namespace liken::controller

@@ -1,0 +1,208 @@
+#include "informers/claim_cache.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "controller/rate_limiter.h"
+
+namespace liken::informers {
+namespace {
+
+constexpr char kClaimsIndex[] = "claims";
+
+std::string StringAt(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Keeps only what the cache reads of a pod: identity and the claims it names.
+void SlimPod(nlohmann::json* pod) {
+  if (!pod->is_object()) return;
+  nlohmann::json slim = nlohmann::json::object();
+  if (auto m = pod->find("metadata"); m != pod->end() && m->is_object()) {
+    for (const char* key : {"name", "namespace", "uid", "resourceVersion"}) {
+      if (auto v = m->find(key); v != m->end()) slim["metadata"][key] = std::move(*v);
+    }
+  }
+  if (auto spec = pod->find("spec"); spec != pod->end() && spec->is_object()) {
+    for (const char* key : {"nodeName", "resourceClaims"}) {
+      if (auto v = spec->find(key); v != spec->end()) slim["spec"][key] = std::move(*v);
+    }
+  }
+  if (auto status = pod->find("status"); status != pod->end() && status->is_object()) {
+    if (auto v = status->find("resourceClaimStatuses"); v != status->end()) {
+      slim["status"]["resourceClaimStatuses"] = std::move(*v);
+    }
+  }
+  *pod = std::move(slim);
+}
+
+InformerOptions PodInformerOptions(const std::string& node_name) {
+  InformerOptions options;
+  options.resource = "pods";
+  options.path = PodsPath();
+  options.field_selector = "spec.nodeName=" + node_name;
+  options.transform = SlimPod;
+  return options;
+}
+
+// The cached form of a claim: the parsed fields only (the raw JSON is most of the memory).
+std::shared_ptr<const apis::ResourceClaim> Slim(apis::ResourceClaim claim) {
+  claim.raw = nlohmann::json::object();
+  claim.metadata.raw = nlohmann::json::object();
+  return std::make_shared<const apis::ResourceClaim>(std::move(claim));
+}
+
+}  // namespace
+
+std::vector<std::string> ClaimKeysOfPod(const nlohmann::json& pod) {
+  std::set<std::string> keys;
+  if (!pod.is_object()) return {};
+  std::string ns = StringAt(pod.value("metadata", nlohmann::json::object()), "namespace");
+  if (ns.empty()) return {};
+  auto add_from = [&](const nlohmann::json& parent, const char* list) {
+    if (!parent.is_object()) return;
+    auto it = parent.find(list);
+    if (it == parent.end() || !it->is_array()) return;
+    for (const auto& entry : *it) {
+      std::string claim = StringAt(entry, "resourceClaimName");
+      if (!claim.empty()) keys.insert(ns + "/" + claim);
+    }
+  };
+  add_from(pod.value("spec", nlohmann::json::object()), "resourceClaims");
+  add_from(pod.value("status", nlohmann::json::object()), "resourceClaimStatuses");
+  return {keys.begin(), keys.end()};
+}
+
+ClaimCache::ClaimCache(KubeClient* client, controller::Clock* clock, const std::string& node_name,
+                       InformerObserver* observer)
+    : client_(client),
+      pods_(client, clock, PodInformerOptions(node_name), this, observer),
+      queue_(clock, controller::NewExponentialRateLimiter(absl::Milliseconds(50), absl::Seconds(30))) {
+  pods_.store()->AddIndex(kClaimsIndex, [](const nlohmann::json& pod) { return ClaimKeysOfPod(pod); });
+}
+
+ClaimCache::~ClaimCache() { Stop(); }
+
+void ClaimCache::Start() {
+  pods_.Start();
+  worker_ = std::thread([this] {
+    while (ProcessOne(queue_.Get())) {
+    }
+  });
+}
+
+void ClaimCache::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+  }
+  pods_.Stop();
+  queue_.ShutDown();
+  if (worker_.joinable()) worker_.join();
+}
+
+bool ClaimCache::ProcessOne(std::optional<std::string> key) {
+  if (!key) return false;
+  absl::Status s = SyncClaim(*key);
+  if (s.ok()) {
+    queue_.Forget(*key);
+  } else {
+    LogWarning("claim cache: fetching claim failed; retrying", {{"claim", *key}, {"error", s.ToString()}});
+    queue_.AddRateLimited(*key);
+  }
+  queue_.Done(*key);
+  return true;
+}
+
+void ClaimCache::DrainForTest() {
+  while (auto key = queue_.TryGet()) ProcessOne(key);
+}
+
+bool ClaimCache::WaitForSync() { return pods_.WaitForSync(); }
+
+void ClaimCache::Enqueue(const ObjectPtr& pod) {
+  if (pod == nullptr) return;
+  for (const auto& key : ClaimKeysOfPod(*pod)) queue_.Add(key);
+}
+
+void ClaimCache::OnAdd(const ObjectPtr& pod) { Enqueue(pod); }
+
+void ClaimCache::OnUpdate(const ObjectPtr& old_pod, const ObjectPtr& new_pod) {
+  Enqueue(old_pod);  // claims it no longer names may be dropped
+  Enqueue(new_pod);  // and the ones it names refreshed
+}
+
+void ClaimCache::OnDelete(const ObjectPtr& pod) { Enqueue(pod); }
+
+bool ClaimCache::UsedByPodOnNode(const std::string& key) const {
+  return !pods_.store()->ByIndex(kClaimsIndex, key).empty();
+}
+
+absl::Status ClaimCache::SyncClaim(const std::string& key) {
+  if (!UsedByPodOnNode(key)) {
+    absl::MutexLock lock(&mu_);
+    claims_.erase(key);
+    return absl::OkStatus();
+  }
+  auto slash = key.find('/');
+  if (slash == std::string::npos) return absl::OkStatus();
+  auto got = client_->Get(ResourceClaimPath(key.substr(0, slash), key.substr(slash + 1)));
+  if (got.status().code() == absl::StatusCode::kNotFound) {
+    absl::MutexLock lock(&mu_);
+    claims_.erase(key);
+    return absl::OkStatus();  // the pod names a claim that is not there (yet); a pod update brings it back
+  }
+  if (!got.ok()) return got.status();
+  auto claim = apis::ParseResourceClaim(*got);
+  if (!claim.ok()) {
+    LogWarning("claim cache: malformed ResourceClaim", {{"claim", key}, {"error", claim.status().ToString()}});
+    absl::MutexLock lock(&mu_);
+    claims_.erase(key);
+    return absl::OkStatus();  // retrying will not fix it; a Get falls back to the server and reports it
+  }
+  // The pod may have gone while we fetched.
+  bool used = UsedByPodOnNode(key);
+  absl::MutexLock lock(&mu_);
+  if (used) {
+    claims_[key] = Slim(*std::move(claim));
+  } else {
+    claims_.erase(key);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace_name, const std::string& name) {
+  return GetWithUid(namespace_name, name, "");
+}
+
+absl::StatusOr<apis::ResourceClaim> ClaimCache::GetWithUid(const std::string& namespace_name,
+                                                           const std::string& name, const std::string& uid) {
+  const std::string key = namespace_name + "/" + name;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = claims_.find(key);
+    if (it != claims_.end() && (uid.empty() || it->second->metadata.uid == uid)) return *it->second;
+  }
+  auto got = client_->Get(ResourceClaimPath(namespace_name, name));
+  if (!got.ok()) return got.status();
+  auto claim = apis::ParseResourceClaim(*got);
+  if (!claim.ok()) return claim.status();
+  if (UsedByPodOnNode(key)) {
+    absl::MutexLock lock(&mu_);
+    claims_[key] = Slim(*claim);
+  }
+  return claim;
+}
+
+std::vector<std::string> ClaimCache::CachedKeys() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> keys;
+  for (const auto& [key, claim] : claims_) keys.push_back(key);
+  return keys;
+}
+
+}  // namespace liken::informers

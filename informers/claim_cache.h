@@ -1,0 +1,84 @@
+// The node-local ResourceClaim cache: claims named by this node's pods, fetched one by one, dropped when
+// no pod on the node uses them. Costs nothing for claims of other nodes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "apis/resource_claim.h"
+#include "controller/clock.h"
+#include "controller/workqueue.h"
+#include "informers/claim_lookup.h"
+#include "informers/informer.h"
+#include "informers/kube_client.h"
+
+namespace liken::informers {
+
+// "namespace/name" of every ResourceClaim `pod` names (spec.resourceClaims[].resourceClaimName and
+// status.resourceClaimStatuses[].resourceClaimName), sorted, without duplicates. Malformed parts are
+// skipped. Thread-safe.
+std::vector<std::string> ClaimKeysOfPod(const nlohmann::json& pod);
+
+// The claim cache. Watches Pods with spec.nodeName=<node>; a worker fetches each named claim. Thread-safe.
+class ClaimCache final : public ClaimLookup, private EventHandler {
+ public:
+  // `client`, `clock` and `observer` (may be null) must outlive the cache.
+  ClaimCache(KubeClient* client, controller::Clock* clock, const std::string& node_name,
+             InformerObserver* observer = nullptr);
+  ~ClaimCache() override;  // stops
+
+  // Starts the pod informer and the fetch worker. Call once. Thread-safe.
+  void Start();
+
+  // Stops the informer and the worker. Idempotent. Thread-safe.
+  void Stop();
+
+  // Blocks until the first pod list arrived (its claims are then queued for fetching), or Stop; returns
+  // whether it arrived. Thread-safe.
+  bool WaitForSync();
+
+  // ClaimLookup: the cached claim, else one GET (cached when a pod on this node names it). A claim from
+  // the cache has its parsed fields only (`raw` and `metadata.raw` are empty). Thread-safe.
+  absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name) override;
+
+  // Like Get, but a cached claim whose UID is not `uid` is fetched again (a claim recreated under the
+  // same name). Thread-safe.
+  absl::StatusOr<apis::ResourceClaim> GetWithUid(const std::string& namespace_name, const std::string& name,
+                                                 const std::string& uid);
+
+  // Keys ("namespace/name") of the cached claims, sorted. Thread-safe.
+  std::vector<std::string> CachedKeys() const;
+
+  // Processes queued claim keys until none is ready; for tests that run without Start's worker.
+  // Not thread-safe against a running worker.
+  void DrainForTest();
+
+  // The pod informer (for tests and metrics). Thread-safe.
+  Informer* pod_informer() { return &pods_; }
+
+ private:
+  // EventHandler (pod events): enqueue the claims the pod names.
+  void OnAdd(const ObjectPtr& pod) override;
+  void OnUpdate(const ObjectPtr& old_pod, const ObjectPtr& new_pod) override;
+  void OnDelete(const ObjectPtr& pod) override;
+
+  void Enqueue(const ObjectPtr& pod);
+  absl::Status SyncClaim(const std::string& key);
+  bool ProcessOne(std::optional<std::string> key);
+  bool UsedByPodOnNode(const std::string& key) const;
+
+  KubeClient* const client_;
+  Informer pods_;
+  controller::WorkQueue queue_;
+  std::thread worker_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<const apis::ResourceClaim>> claims_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace liken::informers

@@ -1,0 +1,109 @@
+// List then watch one collection into a Store; handlers only enqueue.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "controller/clock.h"
+#include "informers/kube_client.h"
+#include "informers/store.h"
+
+namespace liken::informers {
+
+// Receives cache changes. Called on the informer's thread after the store changed; implementations
+// should only enqueue work. Must be thread-safe.
+class EventHandler {
+ public:
+  virtual ~EventHandler() = default;
+  virtual void OnAdd(const ObjectPtr& object) = 0;
+  virtual void OnUpdate(const ObjectPtr& old_object, const ObjectPtr& new_object) = 0;
+  virtual void OnDelete(const ObjectPtr& object) = 0;
+};
+
+// Receives informer restarts (for metrics). Must be thread-safe.
+class InformerObserver {
+ public:
+  virtual ~InformerObserver() = default;
+  // A watch of `resource` ended abnormally and is being re-established; `reason` is "gone", "error",
+  // or "timeout".
+  virtual void OnWatchRestart(const std::string& resource, const std::string& reason) = 0;
+};
+
+// What to list and watch.
+struct InformerOptions {
+  std::string resource;         // name for logs and metrics ("resourceslices", "pods")
+  std::string path;             // collection path
+  std::string field_selector;   // e.g. "spec.nodeName=node-a"
+  std::string label_selector;
+  int watch_timeout_seconds = 300;  // asked of the server; jittered up to 2x, as client-go does
+  absl::Duration backoff_initial = absl::Milliseconds(500);
+  absl::Duration backoff_max = absl::Seconds(30);
+  // Applied to every object before it is stored (client-go's transform): drop what nobody reads, so
+  // memory grows with what the node needs, not with object size. Must keep metadata. May be empty.
+  std::function<void(nlohmann::json*)> transform;
+};
+
+// Keeps a Store in step with the API server: list, then watch from the list's resourceVersion with
+// bookmarks; relist on 410 Gone; on any other error or a silent stream, reconnect after a jittered
+// exponential backoff. Thread-safe.
+class Informer {
+ public:
+  // `client`, `clock`, `handler` (may be null) and `observer` (may be null) must outlive the informer.
+  Informer(KubeClient* client, controller::Clock* clock, InformerOptions options, EventHandler* handler,
+           InformerObserver* observer = nullptr);
+  ~Informer();  // stops
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  // The cache. Thread-safe; lives as long as the informer.
+  Store* store() { return &store_; }
+  const Store* store() const { return &store_; }
+
+  // Starts the list/watch thread. Call once. Thread-safe.
+  void Start();
+
+  // Ends the watch in progress and joins the thread. Idempotent. Thread-safe.
+  void Stop();
+
+  // True once the first list has filled the store. Thread-safe.
+  bool HasSynced() const;
+
+  // Blocks until HasSynced or Stop; returns HasSynced. Thread-safe.
+  bool WaitForSync();
+
+  // Number of (re)lists performed so far. Thread-safe.
+  int lists() const { return lists_.load(); }
+
+ private:
+  void Run();
+  absl::Status ListOnce();
+  absl::Status WatchOnce();
+  bool Backoff();  // false when stopped
+  void Apply(const WatchEvent& event);
+
+  KubeClient* const client_;
+  controller::Clock* const clock_;
+  const InformerOptions options_;
+  EventHandler* const handler_;
+  InformerObserver* const observer_;
+  Store store_;
+  Cancellation cancel_;
+  std::thread thread_;
+  std::atomic<int> lists_{0};
+  std::string resource_version_;  // informer thread only
+  absl::Duration backoff_;        // informer thread only
+  absl::BitGen rng_;              // informer thread only
+  mutable absl::Mutex mu_;
+  bool synced_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<controller::ScopedClockWaker> waker_;
+};
+
+}  // namespace liken::informers

@@ -1,0 +1,69 @@
+#include "controller/metrics.h"
+
+#include <gtest/gtest.h>
+
+namespace liken::controller {
+namespace {
+
+bool Has(const std::string& text, const std::string& line) { return text.find(line + "\n") != std::string::npos; }
+
+TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
+  Metrics m;
+  std::string text = m.Render();
+  for (const char* line : {
+           "liken_published_devices 0", "liken_withheld_devices 0", "liken_unclaimed_devices 0",
+           "liken_slice_writes_total{operation=\"create\",result=\"success\"} 0",
+           "liken_slice_writes_total{operation=\"update\",result=\"conflict\"} 0",
+           "liken_slice_writes_total{operation=\"delete\",result=\"error\"} 0",
+           "liken_scan_duration_seconds_count 0",
+           "liken_uevents_total{acted=\"true\"} 0", "liken_uevents_total{acted=\"false\"} 0",
+           "liken_watch_restarts_total{reason=\"gone\",resource=\"resourceslices\"} 0",
+           "liken_watch_restarts_total{reason=\"timeout\",resource=\"pods\"} 0",
+           "liken_workqueue_depth 0", "liken_workqueue_retries_total 0",
+           "liken_prepare_total{result=\"success\"} 0", "liken_prepare_total{result=\"error\"} 0",
+           "liken_unprepare_total{result=\"success\"} 0", "liken_prepare_duration_seconds_count 0",
+           "liken_unprepare_duration_seconds_count 0", "liken_prepared_claims 0", "liken_cdi_refreshes_total 0",
+           "liken_rebind_failures_total 0"}) {
+    EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
+  }
+}
+
+TEST(MetricsTest, ObserversMoveTheSeries) {
+  Metrics m;
+  m.OnScan(5, 2, 1, absl::Milliseconds(3));
+  m.OnSliceWrite("update", "conflict");
+  m.OnWatchRestart("pods", "gone");
+  m.OnUevent(true);
+  m.OnUevent(false);
+  m.OnUevent(false);
+  m.OnDepth(4);
+  m.OnRetry();
+  m.OnPrepare(absl::OkStatus(), absl::Milliseconds(2));
+  m.OnPrepare(absl::InternalError("x"), absl::Milliseconds(2));
+  m.OnUnprepare(absl::OkStatus(), absl::Milliseconds(1));
+  m.OnPreparedClaims(7);
+  m.OnSpecsRefreshed(3);
+  m.OnRebindFailure("1-4:1.0");
+  std::string text = m.Render();
+  for (const char* line : {
+           "liken_published_devices 5", "liken_withheld_devices 2", "liken_unclaimed_devices 1",
+           "liken_slice_writes_total{operation=\"update\",result=\"conflict\"} 1",
+           "liken_watch_restarts_total{reason=\"gone\",resource=\"pods\"} 1", "liken_uevents_total{acted=\"true\"} 1",
+           "liken_uevents_total{acted=\"false\"} 2", "liken_workqueue_depth 4", "liken_workqueue_retries_total 1",
+           "liken_prepare_total{result=\"success\"} 1", "liken_prepare_total{result=\"error\"} 1",
+           "liken_prepare_duration_seconds_count 2", "liken_unprepare_total{result=\"success\"} 1",
+           "liken_prepared_claims 7", "liken_cdi_refreshes_total 3", "liken_rebind_failures_total 1",
+           "liken_scan_duration_seconds_count 1"}) {
+    EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
+  }
+}
+
+TEST(MetricsTest, EmptyAddressTurnsTheEndpointOff) {
+  Metrics m;
+  auto server = StartMetricsServer("", m.registry());
+  ASSERT_TRUE(server.ok());
+  EXPECT_EQ(*server, nullptr);
+}
+
+}  // namespace
+}  // namespace liken::controller

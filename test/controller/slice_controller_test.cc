@@ -1,0 +1,59 @@
+#include "controller/slice_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "test/controller/fake_clock.h"
+#include "test/informers/fake_kube_client.h"
+
+namespace liken::controller {
+namespace {
+
+using liken::testing::FakeClock;
+using liken::testing::FakeKubeClient;
+
+TEST(SliceControllerTest, RetriesWithBackoffThenResyncsPeriodically) {
+  FakeClock clock;
+  FakeKubeClient client;
+  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u"}}}});
+  informers::Store cache;
+  SliceSync sync("n1", "liken.sh", &client, &cache, []() -> absl::StatusOr<std::vector<apis::ResourceSlice>> {
+    apis::ResourceSlice s;
+    s.metadata.name = "n1-liken.sh";
+    s.pool.name = "n1";
+    return std::vector<apis::ResourceSlice>{s};
+  });
+  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
+  int after = 0;
+  SliceController controller(&sync, &queue, absl::Seconds(60), [&] { ++after; });
+  client.PrependFailure("CREATE", informers::ResourceSlicesPath(), informers::StatusFromHttp(503, "{}"));
+  controller.Enqueue();
+  ASSERT_TRUE(controller.ProcessOneForTest());
+  EXPECT_EQ(after, 1);
+  EXPECT_EQ(queue.NumRequeues(SliceController::kKey), 1);
+  EXPECT_FALSE(controller.ProcessOneForTest()) << "the retry waits for its backoff";
+  clock.Advance(absl::Milliseconds(5));
+  ASSERT_TRUE(controller.ProcessOneForTest());
+  EXPECT_EQ(client.Writes().size(), 2u);
+  EXPECT_EQ(queue.NumRequeues(SliceController::kKey), 0) << "success forgets the failures";
+  EXPECT_EQ(*queue.NextReadyTime() - clock.Now(), absl::Seconds(60)) << "the periodic resync";
+  clock.Advance(absl::Seconds(60));
+  ASSERT_TRUE(controller.ProcessOneForTest());
+  EXPECT_EQ(controller.passes(), 3);
+}
+
+TEST(SliceControllerTest, InformerEventsEnqueueOneKey) {
+  FakeClock clock;
+  FakeKubeClient client;
+  informers::Store cache;
+  SliceSync sync("n1", "liken.sh", &client, &cache, [] { return absl::StatusOr<std::vector<apis::ResourceSlice>>(); });
+  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
+  SliceController controller(&sync, &queue, absl::Seconds(60));
+  auto obj = std::make_shared<const nlohmann::json>(nlohmann::json::object());
+  controller.OnAdd(obj);
+  controller.OnUpdate(obj, obj);
+  controller.OnDelete(obj);
+  EXPECT_EQ(queue.Len(), 1u);
+}
+
+}  // namespace
+}  // namespace liken::controller

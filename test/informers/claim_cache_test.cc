@@ -1,0 +1,176 @@
+#include "informers/claim_cache.h"
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "informers/rest_client.h"
+#include "test/controller/fake_clock.h"
+#include "test/informers/fake_api_server.h"
+#include "test/informers/test_util.h"
+
+namespace liken::informers {
+namespace {
+
+using liken::testing::DriveUntil;
+using liken::testing::FakeApiServer;
+using liken::testing::FakeClock;
+
+nlohmann::json PodWithClaims(const std::string& name, const std::string& node, const std::string& spec_claim,
+                             const std::string& status_claim = "") {
+  nlohmann::json pod = {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata", {{"name", name}, {"namespace", "ns1"}}},
+                        {"spec", {{"nodeName", node}, {"resourceClaims", nlohmann::json::array()}}}};
+  if (!spec_claim.empty()) pod["spec"]["resourceClaims"].push_back({{"name", "gpu"}, {"resourceClaimName", spec_claim}});
+  if (!status_claim.empty()) {
+    pod["spec"]["resourceClaims"].push_back({{"name", "tmpl"}, {"resourceClaimTemplateName", "t"}});
+    pod["status"]["resourceClaimStatuses"] = {{{"name", "tmpl"}, {"resourceClaimName", status_claim}}};
+  }
+  return pod;
+}
+
+nlohmann::json Claim(const std::string& name, const std::string& note = "") {
+  nlohmann::json claim = nlohmann::json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+      "metadata": {"namespace": "ns1"}, "spec": {},
+      "status": {"allocation": {"devices": {"results": [
+          {"request": "gpu", "driver": "liken.sh", "pool": "node-a", "device": "d1"}]}}}})");
+  claim["metadata"]["name"] = name;
+  claim["metadata"]["annotations"] = {{"note", note}};
+  return claim;
+}
+
+TEST(ClaimKeysOfPodTest, ReadsSpecAndStatusAndSkipsJunk) {
+  auto pod = PodWithClaims("p", "n", "direct", "generated");
+  EXPECT_EQ(ClaimKeysOfPod(pod), (std::vector<std::string>{"ns1/direct", "ns1/generated"}));
+  EXPECT_TRUE(ClaimKeysOfPod(nlohmann::json::parse(R"({"metadata":{"namespace":"x"},"spec":{"resourceClaims":7}})")).empty());
+  EXPECT_TRUE(ClaimKeysOfPod(nlohmann::json::parse(R"([1,2])")).empty());
+  EXPECT_TRUE(ClaimKeysOfPod(nlohmann::json::parse(
+      R"({"metadata":{"namespace":"x"},"spec":{"resourceClaims":[{"resourceClaimName":5},"str"]}})")).empty());
+}
+
+class ClaimCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    KubeConfig config;
+    config.server = server_.url();
+    config.qps = 0;
+    config.max_retries = 0;
+    auto client = NewRestClient(config, &clock_);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+    cache_ = std::make_unique<ClaimCache>(client_.get(), &clock_, "node-a");
+  }
+
+  bool Cached(const std::string& key) {
+    auto keys = cache_->CachedKeys();
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  }
+
+  FakeApiServer server_;
+  FakeClock clock_;
+  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<ClaimCache> cache_;
+};
+
+TEST_F(ClaimCacheTest, FetchesClaimsOfThisNodesPodsAndServesThemFromTheCache) {
+  server_.Upsert("resourceclaims", Claim("c-direct"));
+  server_.Upsert("resourceclaims", Claim("c-generated"));
+  server_.Upsert("resourceclaims", Claim("c-elsewhere"));
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "c-direct", "c-generated"));
+  server_.Upsert("pods", PodWithClaims("p2", "node-b", "c-elsewhere"));
+  cache_->Start();
+  ASSERT_TRUE(cache_->WaitForSync());
+  DriveUntil(&clock_, [&] { return Cached("ns1/c-direct") && Cached("ns1/c-generated"); });
+  EXPECT_FALSE(Cached("ns1/c-elsewhere"));
+  const std::string path = ResourceClaimPath("ns1", "c-direct");
+  int gets = server_.CountRequests(path, false);
+  auto claim = cache_->Get("ns1", "c-direct");
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  EXPECT_EQ(claim->metadata.name, "c-direct");
+  EXPECT_TRUE(claim->allocated);
+  EXPECT_EQ(server_.CountRequests(path, false), gets) << "served from the cache";
+  cache_->Stop();
+}
+
+TEST_F(ClaimCacheTest, MissFallsBackToOneGet) {
+  server_.Upsert("resourceclaims", Claim("late"));
+  cache_->Start();
+  ASSERT_TRUE(cache_->WaitForSync());
+  auto claim = cache_->Get("ns1", "late");
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  EXPECT_EQ(server_.CountRequests(ResourceClaimPath("ns1", "late"), false), 1);
+  EXPECT_FALSE(Cached("ns1/late")) << "no pod here names it: not kept";
+  auto missing = cache_->Get("ns1", "nope");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  cache_->Stop();
+}
+
+TEST_F(ClaimCacheTest, DropsAClaimWhenNoPodOnTheNodeUsesIt) {
+  server_.Upsert("resourceclaims", Claim("shared"));
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "shared"));
+  server_.Upsert("pods", PodWithClaims("p2", "node-a", "shared"));
+  cache_->Start();
+  DriveUntil(&clock_, [&] { return Cached("ns1/shared"); });
+  server_.Delete("pods", "ns1/p1");
+  DriveUntil(&clock_, [&] { return cache_->pod_informer()->store()->Size() == 1; });
+  // Let the worker handle the deletion's key; the claim stays: p2 still uses it.
+  server_.Upsert("pods", PodWithClaims("p3", "node-a", ""));
+  DriveUntil(&clock_, [&] { return cache_->pod_informer()->store()->Size() == 2; });
+  EXPECT_TRUE(Cached("ns1/shared"));
+  server_.Delete("pods", "ns1/p2");
+  DriveUntil(&clock_, [&] { return !Cached("ns1/shared"); });
+  cache_->Stop();
+}
+
+TEST_F(ClaimCacheTest, GetWithUidRefetchesARecreatedClaim) {
+  server_.Upsert("resourceclaims", Claim("c"));
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "c"));
+  cache_->Start();
+  DriveUntil(&clock_, [&] { return Cached("ns1/c"); });
+  auto old = cache_->Get("ns1", "c");
+  ASSERT_TRUE(old.ok());
+  server_.Delete("resourceclaims", "ns1/c");
+  nlohmann::json fresh = Claim("c");
+  fresh["metadata"]["uid"] = "new-uid";
+  server_.Upsert("resourceclaims", fresh);
+  auto got = cache_->GetWithUid("ns1", "c", "new-uid");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->metadata.uid, "new-uid");
+  auto again = cache_->GetWithUid("ns1", "c", "new-uid");
+  ASSERT_TRUE(again.ok());
+  cache_->Stop();
+}
+
+TEST_F(ClaimCacheTest, ClaimsOnOtherNodesCostZeroBytes) {
+  server_.Upsert("resourceclaims", Claim("mine"));
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "mine"));
+  for (int i = 0; i < 50; ++i) {
+    server_.Upsert("resourceclaims", Claim(absl::StrCat("other-", i)));
+    server_.Upsert("pods", PodWithClaims(absl::StrCat("op-", i), absl::StrCat("node-", i % 7 + 1000),
+                                         absl::StrCat("other-", i)));
+  }
+  cache_->Start();
+  DriveUntil(&clock_, [&] { return Cached("ns1/mine"); });
+  server_.WaitForOpenWatches(1);
+  const int64_t before = server_.BytesSent();
+  // The rest of the cluster churns: claims on other nodes change, other nodes' pods come and go.
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 50; ++i) {
+      server_.Upsert("resourceclaims", Claim(absl::StrCat("other-", i), absl::StrCat("round-", round)));
+      server_.Upsert("pods", PodWithClaims(absl::StrCat("op-", i), absl::StrCat("node-", i % 7 + 1000),
+                                           absl::StrCat("other-", i)));
+    }
+  }
+  // Upsert writes to matching watchers before it returns: anything for this node is already sent.
+  const int64_t after = server_.BytesSent();
+  std::printf("bytes received by node-a while 500 objects of other nodes changed: %lld\n",
+              static_cast<long long>(after - before));
+  EXPECT_EQ(after - before, 0);
+  // And a change that concerns this node does arrive (the measurement can see bytes).
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "mine"));
+  EXPECT_GT(server_.BytesSent(), after);
+  cache_->Stop();
+}
+
+}  // namespace
+}  // namespace liken::informers

@@ -1,0 +1,200 @@
+#include "informers/informer.h"
+
+#include <gtest/gtest.h>
+
+#include "controller/clock.h"
+#include "informers/rest_client.h"
+#include "test/controller/fake_clock.h"
+#include "test/informers/fake_api_server.h"
+#include "test/informers/test_util.h"
+
+namespace liken::informers {
+namespace {
+
+using liken::testing::DriveUntil;
+using liken::testing::FakeApiServer;
+using liken::testing::FakeClock;
+using liken::testing::RecordingHandler;
+
+nlohmann::json Pod(const std::string& name, const std::string& node) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec", {{"nodeName", node}}}};
+}
+
+class InformerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    KubeConfig config;
+    config.server = server_.url();
+    config.qps = 0;
+    config.max_retries = 0;
+    auto client = NewRestClient(config, &clock_);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+  }
+
+  std::unique_ptr<Informer> NewPodInformer() {
+    InformerOptions options;
+    options.resource = "pods";
+    options.path = PodsPath();
+    options.field_selector = "spec.nodeName=node-a";
+    return std::make_unique<Informer>(client_.get(), &clock_, options, &handler_);
+  }
+
+  FakeApiServer server_;
+  FakeClock clock_;
+  RecordingHandler handler_;
+  std::unique_ptr<KubeClient> client_;
+};
+
+TEST_F(InformerTest, ListsThenFollowsTheWatch) {
+  server_.Upsert("pods", Pod("p1", "node-a"));
+  server_.Upsert("pods", Pod("other", "node-b"));
+  auto informer = NewPodInformer();
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync());
+  EXPECT_EQ(informer->store()->Size(), 1u) << "the field selector keeps other nodes' pods out";
+  server_.WaitForOpenWatches(1);
+  server_.Upsert("pods", Pod("p2", "node-a"));
+  handler_.WaitFor("add:default/p2");
+  server_.Upsert("pods", Pod("p2", "node-a"));
+  handler_.WaitFor("update:default/p2");
+  server_.Delete("pods", "default/p1");
+  handler_.WaitFor("delete:default/p1");
+  EXPECT_EQ(informer->store()->Size(), 1u);
+  EXPECT_NE(informer->store()->Get("default/p2"), nullptr);
+
+  auto requests = server_.Requests();
+  ASSERT_GE(requests.size(), 2u);
+  EXPECT_EQ(requests[0].query.count("watch"), 0u);
+  EXPECT_EQ(requests[0].query["fieldSelector"], "spec.nodeName=node-a");
+  EXPECT_EQ(requests[1].query["watch"], "1");
+  EXPECT_EQ(requests[1].query["allowWatchBookmarks"], "true");
+  EXPECT_FALSE(requests[1].query["resourceVersion"].empty());
+  EXPECT_FALSE(requests[1].query["timeoutSeconds"].empty());
+  EXPECT_EQ(requests[0].headers["user-agent"].rfind("liken-dra/", 0), 0u) << requests[0].headers["user-agent"];
+  informer->Stop();
+}
+
+TEST_F(InformerTest, BrokenStreamResumesFromTheBookmark) {
+  auto informer = NewPodInformer();
+  informer->Start();
+  server_.WaitForOpenWatches(1);
+  server_.Upsert("pods", Pod("elsewhere", "node-b"));  // moves the resourceVersion, not sent to us
+  server_.SendBookmark();
+  std::string bookmark = server_.ResourceVersion();
+  DriveUntil(&clock_, [&] { return informer->store()->ResourceVersion() == bookmark; });
+  server_.BreakWatches();
+  DriveUntil(&clock_, [&] { return server_.CountRequests(PodsPath(), /*watch=*/true) >= 2; });
+  auto requests = server_.Requests();
+  EXPECT_EQ(requests.back().query["resourceVersion"], bookmark);
+  EXPECT_EQ(server_.CountRequests(PodsPath(), false), 1) << "no relist for a broken stream";
+  EXPECT_EQ(informer->lists(), 1);
+  informer->Stop();
+}
+
+TEST_F(InformerTest, EventsDuringADisconnectAreNotLost) {
+  auto informer = NewPodInformer();
+  informer->Start();
+  server_.WaitForOpenWatches(1);
+  server_.BreakWatches();
+  server_.Upsert("pods", Pod("while-away", "node-a"));
+  // Replayed from the watch's resourceVersion once the informer reconnects (after its backoff).
+  DriveUntil(&clock_, [&] { return handler_.Has("add:default/while-away"); });
+  informer->Stop();
+}
+
+TEST_F(InformerTest, GoneInTheStreamRelists) {
+  server_.Upsert("pods", Pod("p1", "node-a"));
+  auto informer = NewPodInformer();
+  informer->Start();
+  server_.WaitForOpenWatches(1);
+  server_.BreakWatches();
+  server_.Delete("pods", "default/p1");  // the deletion falls into the compacted history
+  server_.Upsert("pods", Pod("p2", "node-a"));
+  server_.Compact();
+  DriveUntil(&clock_, [&] { return server_.CountRequests(PodsPath(), false) >= 2; });
+  handler_.WaitFor("delete:default/p1");  // noticed by the relist
+  handler_.WaitFor("add:default/p2");
+  EXPECT_EQ(informer->store()->Size(), 1u);
+  informer->Stop();
+}
+
+TEST_F(InformerTest, GoneAsHttpStatusRelists) {
+  int watches = 0;
+  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") == 0 || ++watches > 1) return false;
+    out.Respond(410, R"({"kind":"Status","code":410,"reason":"Gone","message":"too old"})");
+    return true;
+  });
+  auto informer = NewPodInformer();
+  informer->Start();
+  DriveUntil(&clock_, [&] { return informer->lists() >= 2; });
+  EXPECT_EQ(server_.CountRequests(PodsPath(), false), 2);
+  informer->Stop();
+}
+
+TEST_F(InformerTest, ServerErrorsBackOffAndRecover) {
+  int lists = 0;
+  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") > 0 || ++lists > 2) return false;
+    out.Respond(500, R"({"kind":"Status","code":500,"message":"etcd is sad"})");
+    return true;
+  });
+  auto informer = NewPodInformer();
+  informer->Start();
+  // The informer waits on the clock between tries; nothing is retried until time passes.
+  while (clock_.waiters() == 0) std::this_thread::yield();
+  EXPECT_EQ(server_.CountRequests(PodsPath(), false), 1);
+  DriveUntil(&clock_, [&] { return informer->HasSynced(); });
+  EXPECT_EQ(server_.CountRequests(PodsPath(), false), 3);
+  informer->Stop();
+}
+
+TEST_F(InformerTest, StreamsEndingAtOnceDoNotSpin) {
+  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") == 0) return false;
+    out.StartStream();
+    out.EndStream();
+    return true;
+  });
+  auto informer = NewPodInformer();
+  informer->Start();
+  while (clock_.waiters() == 0) std::this_thread::yield();
+  EXPECT_EQ(server_.CountRequests(PodsPath(), true), 1) << "waits before watching again";
+  clock_.Advance(absl::Minutes(1));
+  server_.WaitForRequests(PodsPath(), true, 2);
+  informer->Stop();
+}
+
+TEST_F(InformerTest, StopEndsAnOpenWatch) {
+  auto informer = NewPodInformer();
+  informer->Start();
+  server_.WaitForOpenWatches(1);
+  informer->Stop();  // must not hang on the open stream
+  server_.WaitForOpenWatches(0);
+}
+
+TEST_F(InformerTest, MalformedEventsAreSkippedNotFatal) {
+  int watches = 0;
+  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") == 0 || ++watches > 1) return false;
+    out.StartStream();
+    out.SendLine(R"({"type":"ADDED","object":{"metadata":{}}})");  // no name
+    out.SendLine("this is not json");
+    out.EndStream();
+    return true;
+  });
+  auto informer = NewPodInformer();
+  informer->Start();
+  DriveUntil(&clock_, [&] { return server_.CountRequests(PodsPath(), true) >= 2; });
+  server_.WaitForOpenWatches(1);
+  server_.Upsert("pods", Pod("fine", "node-a"));
+  handler_.WaitFor("add:default/fine");
+  informer->Stop();
+}
+
+}  // namespace
+}  // namespace liken::informers
