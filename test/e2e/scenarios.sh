@@ -81,6 +81,7 @@ stop_driver() { # NODE [SIGNAL]
 
 start_kubelet() { # NODE
   local dir=$WORK/$1
+  mkdir -p "$dir/kubelet/plugins_registry" "$dir/kubelet/plugins" "$dir/cdi"
   setsid "$KUBELET" --kubeconfig "$KUBECONFIG" --node-name "$1" --registry-dir "$dir/kubelet/plugins_registry" \
     --state-file "$dir/state.json" --retry-interval 500ms >>"$dir/kubelet.log" 2>&1 </dev/null &
   echo $! >"$dir/kubelet.pid"
