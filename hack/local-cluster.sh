@@ -12,8 +12,10 @@
 # `up` prints on stdout only:
 #   export KUBECONFIG=<state dir>/admin.kubeconfig      (user "admin", group system:masters, client cert)
 #   export LIKEN_K8S_BIN=<dir with kubectl, helm, ...>
-# and writes <state dir>/driver.kubeconfig for ServiceAccount liken-system/liken-dra (a TokenRequest token), bound
-# to the ClusterRole in test/cluster/driver-rbac.yaml (unless LIKEN_APPLY_DRIVER_RBAC=0).
+# and writes <state dir>/driver.kubeconfig for ServiceAccount liken-system/liken-dra (a TokenRequest token), with the
+# ServiceAccount and RBAC rendered from the Helm chart (charts/liken-dra) exactly as it ships them (unless
+# LIKEN_APPLY_DRIVER_RBAC=0). The chart's admission policy is not applied here: it needs pod-bound tokens
+# (test/cluster/chart.sh checks it).
 #
 # The node: created as ${NODE_NAME:-node-a} with allocatable pods/cpu/memory and a Ready condition. Nothing posts
 # heartbeats for it, so the node-lifecycle-controller is disabled (it would mark the node Unknown after
@@ -267,9 +269,11 @@ EOF
 setup_driver_account() {
   local token
   kc create namespace liken-system --dry-run=client -o yaml | kc apply -f - >/dev/null
-  kc -n liken-system create serviceaccount liken-dra --dry-run=client -o yaml | kc apply -f - >/dev/null
-  if [ "${LIKEN_APPLY_DRIVER_RBAC:-1}" != 0 ] && [ -f "$REPO/test/cluster/driver-rbac.yaml" ]; then
-    kc apply -f "$REPO/test/cluster/driver-rbac.yaml" >/dev/null
+  if [ "${LIKEN_APPLY_DRIVER_RBAC:-1}" != 0 ] && [ -x "$BIN/helm" ]; then
+    "$BIN/helm" template liken "$REPO/charts/liken-dra" --namespace liken-system \
+      --show-only templates/serviceaccount.yaml --show-only templates/rbac.yaml | kc apply -f - >/dev/null
+  else
+    kc -n liken-system create serviceaccount liken-dra --dry-run=client -o yaml | kc apply -f - >/dev/null
   fi
   token=$(kc -n liken-system create token liken-dra --duration=8760h)
   write_kubeconfig "$STATE/driver.kubeconfig" liken-dra token "$token"

@@ -10,4 +10,4 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 app.kubernetes.io/name: liken-dra
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
-{{- define "liken-dra.serviceAccount" -}}{{ .Release.Name }}-liken-dra{{- end -}}
+{{- define "liken-dra.serviceAccount" -}}{{ .Values.serviceAccountName }}{{- end -}}
