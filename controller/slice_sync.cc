@@ -203,25 +203,29 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
       continue;
     }
 
+    // Creates `t` fresh: no server fields, owned by the Node. An AlreadyExists refreshes the cached copy.
+    auto create_slice = [&](const apis::ResourceSlice& t) {
+      apis::ResourceSlice create = t;
+      create.raw = nlohmann::json::object();
+      create.metadata = apis::ObjectMeta{};
+      create.metadata.name = t.metadata.name;
+      create.metadata.labels = t.metadata.labels;
+      create.metadata.owner_references = {node_ref};
+      auto reply = client_->Create(informers::ResourceSlicesPath(), apis::ResourceSliceToJson(create));
+      Report("create", reply.status());
+      if (reply.ok()) {
+        Remember(create, *reply);
+        ++result.created;
+      } else {
+        if (reply.status().code() == absl::StatusCode::kAlreadyExists) Refresh(t.metadata.name);
+        note(reply.status());
+      }
+    };
     for (auto& t : targets) {
       const std::string name = t.metadata.name;
       auto c = current.find(name);
       if (c == current.end()) {
-        apis::ResourceSlice create = t;
-        create.raw = nlohmann::json::object();
-        create.metadata = apis::ObjectMeta{};
-        create.metadata.name = name;
-        create.metadata.labels = t.metadata.labels;
-        create.metadata.owner_references = {node_ref};
-        auto reply = client_->Create(informers::ResourceSlicesPath(), apis::ResourceSliceToJson(create));
-        Report("create", reply.status());
-        if (reply.ok()) {
-          Remember(create, *reply);
-          ++result.created;
-        } else {
-          if (reply.status().code() == absl::StatusCode::kAlreadyExists) Refresh(name);
-          note(reply.status());
-        }
+        create_slice(t);
         continue;
       }
       const apis::ResourceSlice& have = c->second;
@@ -252,20 +256,7 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
         // Deleted behind our back since the cache saw it: publish it again now.
         Report("update", reply.status());
         written_.erase(name);
-        apis::ResourceSlice create = t;
-        create.raw = nlohmann::json::object();
-        create.metadata = apis::ObjectMeta{};
-        create.metadata.name = name;
-        create.metadata.labels = t.metadata.labels;
-        create.metadata.owner_references = {node_ref};
-        auto created = client_->Create(informers::ResourceSlicesPath(), apis::ResourceSliceToJson(create));
-        Report("create", created.status());
-        if (created.ok()) {
-          Remember(create, *created);
-          ++result.created;
-        } else {
-          note(created.status());
-        }
+        create_slice(t);
         continue;
       }
       Report("update", reply.status());

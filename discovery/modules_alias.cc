@@ -5,21 +5,10 @@
 #include <algorithm>
 
 #include "common/files.h"
+#include "common/text.h"
 
 namespace liken::discovery {
 namespace {
-
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    lines.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return lines;
-}
 
 // Splits on runs of spaces/tabs.
 std::vector<std::string_view> Fields(std::string_view line) {
@@ -46,7 +35,7 @@ std::string NormalizeModuleName(std::string_view name) {
 
 ModulesAlias ModulesAlias::Parse(std::string_view alias_text, std::string_view builtin_text) {
   std::unordered_set<std::string> builtin;
-  for (std::string_view line : Lines(builtin_text)) {
+  for (std::string_view line : SplitLines(builtin_text)) {
     auto f = Fields(line);
     if (f.empty()) continue;
     std::string_view base = f[0].substr(f[0].find_last_of('/') == std::string_view::npos ? 0 : f[0].find_last_of('/') + 1);
@@ -54,7 +43,7 @@ ModulesAlias ModulesAlias::Parse(std::string_view alias_text, std::string_view b
     builtin.insert(NormalizeModuleName(base));
   }
   ModulesAlias db;
-  for (std::string_view line : Lines(alias_text)) {
+  for (std::string_view line : SplitLines(alias_text)) {
     auto f = Fields(line);
     if (f.size() != 3 || f[0] != "alias") continue;
     if (f[1].substr(0, 4) != "pci:" && f[1].substr(0, 4) != "usb:") continue;

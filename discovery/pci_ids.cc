@@ -1,6 +1,7 @@
 #include "discovery/pci_ids.h"
 
 #include "common/files.h"
+#include "common/text.h"
 
 namespace liken::discovery {
 namespace {
@@ -37,13 +38,7 @@ PciIdsDatabase PciIdsDatabase::Parse(std::string_view text) {
   PciIdsDatabase db;
   bool in_vendor = false;  // false inside the class section ("C xx") and before the first vendor
   uint16_t vendor = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (std::string_view line : SplitLines(text)) {
     if (line.empty() || line[0] == '#') continue;
     if (line[0] != '\t') {
       uint16_t id;
