@@ -175,17 +175,15 @@ absl::Status ClaimCache::SyncClaim(const std::string& key) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace_name, const std::string& name) {
-  return GetWithUid(namespace_name, name, "");
-}
-
-absl::StatusOr<apis::ResourceClaim> ClaimCache::GetWithUid(const std::string& namespace_name,
-                                                           const std::string& name, const std::string& uid) {
+absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace_name, const std::string& name,
+                                                    const std::string& uid) {
   const std::string key = namespace_name + "/" + name;
   {
     absl::MutexLock lock(&mu_);
     auto it = claims_.find(key);
-    if (it != claims_.end() && (uid.empty() || it->second->metadata.uid == uid)) return *it->second;
+    if (it != claims_.end() && it->second->allocated && (uid.empty() || it->second->metadata.uid == uid)) {
+      return *it->second;
+    }
   }
   auto got = client_->Get(ResourceClaimPath(namespace_name, name));
   if (!got.ok()) return got.status();

@@ -44,12 +44,8 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
 
   // ClaimLookup: the cached claim, else one GET (cached when a pod on this node names it). A claim from
   // the cache has its parsed fields only (`raw` and `metadata.raw` are empty). Thread-safe.
-  absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name) override;
-
-  // Like Get, but a cached claim whose UID is not `uid` is fetched again (a claim recreated under the
-  // same name). Thread-safe.
-  absl::StatusOr<apis::ResourceClaim> GetWithUid(const std::string& namespace_name, const std::string& name,
-                                                 const std::string& uid);
+  absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name,
+                                          const std::string& uid) override;
 
   // Keys ("namespace/name") of the cached claims, sorted. Thread-safe.
   std::vector<std::string> CachedKeys() const;

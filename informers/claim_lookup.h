@@ -12,9 +12,11 @@ namespace liken::informers {
 class ClaimLookup {
  public:
   virtual ~ClaimLookup() = default;
-  // Returns the claim, from the cache when present, else from the API server.
-  // NotFound when the claim does not exist. Thread-safe.
-  virtual absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name) = 0;
+  // Returns the claim, from the cache when present, else from the API server. A cached copy whose UID is not
+  // `uid` (a claim deleted and created again under its name) or that is not allocated yet is read again from
+  // the API server; an empty `uid` accepts any. NotFound when the claim does not exist. Thread-safe.
+  virtual absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name,
+                                                  const std::string& uid) = 0;
 };
 
 }  // namespace liken::informers

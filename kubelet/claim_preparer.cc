@@ -215,7 +215,7 @@ PrepareOutcome ClaimPreparer::AnswerPrepared(const PreparedClaim& prepared, cons
 
 absl::StatusOr<PreparedClaim> ClaimPreparer::BuildPreparedClaim(const ClaimRef& ref) {
   const std::string what = absl::StrCat("ResourceClaim ", ClaimName(ref));
-  auto claim = lookup_->Get(ref.namespace_name, ref.name);
+  auto claim = lookup_->Get(ref.namespace_name, ref.name, ref.uid);
   if (!claim.ok()) {
     if (absl::IsNotFound(claim.status())) return absl::NotFoundError(absl::StrCat(what, " not found"));
     return absl::UnavailableError(absl::StrCat("read ", what, ": ", claim.status().message()));
@@ -367,26 +367,29 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
   for (auto& [uid, slot] : slots) {
     absl::MutexLock lock(&slot->mu);
     if (!slot->prepared) continue;
-    PreparedClaim updated = *slot->prepared;
-    bool changed = false;
-    for (auto& d : updated.delivered) {
+    const PreparedClaim& current = *slot->prepared;
+    std::optional<PreparedClaim> updated;  // copied only when a device changed (the common pass has none)
+    for (size_t i = 0; i < current.delivered.size(); ++i) {
+      const DeliveredDevice& d = current.delivered[i];
       const discovery::PublishedDevice* now = snapshot.Find(d.name);
       if (now == nullptr) continue;
       if (now->nodes != d.nodes || now->usb_interfaces != d.usb_interfaces || now->sysfs_path != d.sysfs_path) {
-        d.nodes = now->nodes;
-        d.usb_interfaces = now->usb_interfaces;
-        d.sysfs_path = now->sysfs_path;
-        changed = true;
+        if (!updated) updated = current;
+        DeliveredDevice& u = updated->delivered[i];
+        u.nodes = now->nodes;
+        u.usb_interfaces = now->usb_interfaces;
+        u.sysfs_path = now->sysfs_path;
       }
     }
+    const bool changed = updated.has_value();
     if (!changed && specs_->Exists(uid)) continue;
     if (changed) {
-      if (auto s = checkpoint_->Save(updated); !s.ok()) {
+      if (auto s = checkpoint_->Save(*updated); !s.ok()) {
         if (first_error.ok()) first_error = Annotate(s, absl::StrCat("record claim ", uid, ": "));
         continue;
       }
     }
-    if (auto s = specs_->Write(uid, ClaimSpecFor(updated)); !s.ok()) {
+    if (auto s = specs_->Write(uid, ClaimSpecFor(changed ? *updated : current)); !s.ok()) {
       if (first_error.ok()) first_error = Annotate(s, absl::StrCat("write CDI spec of claim ", uid, ": "));
       continue;
     }

@@ -84,7 +84,7 @@ TEST_F(ClaimCacheTest, FetchesClaimsOfThisNodesPodsAndServesThemFromTheCache) {
   EXPECT_FALSE(Cached("ns1/c-elsewhere"));
   const std::string path = ResourceClaimPath("ns1", "c-direct");
   int gets = server_.CountRequests(path, false);
-  auto claim = cache_->Get("ns1", "c-direct");
+  auto claim = cache_->Get("ns1", "c-direct", "");
   ASSERT_TRUE(claim.ok()) << claim.status();
   EXPECT_EQ(claim->metadata.name, "c-direct");
   EXPECT_TRUE(claim->allocated);
@@ -96,11 +96,11 @@ TEST_F(ClaimCacheTest, MissFallsBackToOneGet) {
   server_.Upsert("resourceclaims", Claim("late"));
   cache_->Start();
   ASSERT_TRUE(cache_->WaitForSync());
-  auto claim = cache_->Get("ns1", "late");
+  auto claim = cache_->Get("ns1", "late", "");
   ASSERT_TRUE(claim.ok()) << claim.status();
   EXPECT_EQ(server_.CountRequests(ResourceClaimPath("ns1", "late"), false), 1);
   EXPECT_FALSE(Cached("ns1/late")) << "no pod here names it: not kept";
-  auto missing = cache_->Get("ns1", "nope");
+  auto missing = cache_->Get("ns1", "nope", "");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   cache_->Stop();
 }
@@ -127,17 +127,31 @@ TEST_F(ClaimCacheTest, GetWithUidRefetchesARecreatedClaim) {
   server_.Upsert("pods", PodWithClaims("p1", "node-a", "c"));
   cache_->Start();
   DriveUntil(&clock_, [&] { return Cached("ns1/c"); });
-  auto old = cache_->Get("ns1", "c");
+  auto old = cache_->Get("ns1", "c", "");
   ASSERT_TRUE(old.ok());
   server_.Delete("resourceclaims", "ns1/c");
   nlohmann::json fresh = Claim("c");
   fresh["metadata"]["uid"] = "new-uid";
   server_.Upsert("resourceclaims", fresh);
-  auto got = cache_->GetWithUid("ns1", "c", "new-uid");
+  auto got = cache_->Get("ns1", "c", "new-uid");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->metadata.uid, "new-uid");
-  auto again = cache_->GetWithUid("ns1", "c", "new-uid");
+  auto again = cache_->Get("ns1", "c", "new-uid");
   ASSERT_TRUE(again.ok());
+  cache_->Stop();
+}
+
+TEST_F(ClaimCacheTest, AnUnallocatedCachedClaimIsReadAgain) {
+  nlohmann::json pending = Claim("c");
+  pending["status"] = nlohmann::json::object();
+  server_.Upsert("resourceclaims", pending);
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "c"));
+  cache_->Start();
+  DriveUntil(&clock_, [&] { return Cached("ns1/c"); });
+  server_.Upsert("resourceclaims", Claim("c"));  // the scheduler allocates it
+  auto got = cache_->Get("ns1", "c", "");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(got->allocated);
   cache_->Stop();
 }
 

@@ -46,7 +46,8 @@ class FakeClaimLookup : public informers::ClaimLookup {
     return gate;
   }
   // Thread-safe.
-  absl::StatusOr<apis::ResourceClaim> Get(const std::string& ns, const std::string& name) override {
+  absl::StatusOr<apis::ResourceClaim> Get(const std::string& ns, const std::string& name,
+                                          const std::string& /*uid*/) override {
     std::shared_ptr<Gate> gate;
     {
       absl::MutexLock lock(&mu_);
