@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Benchmark: the real daemon's idle footprint on a local control plane. Prints figures; asserts nothing.
+#
+# Brings up the local control plane (hack/local-cluster.sh, its own ports and state dir), starts
+# `liken-dra run` under umockdev-run with test/machines/usb-heavy.umockdev (150 USB devices), creates N
+# ResourceClaims allocated (status.allocation) to devices of the node's published slice, prepares them through
+# the driver's DRA socket (build/test/kubelet/liken_prepare_claims, which registers as the kubelet does), waits
+# for idle, and prints for the driver process (umockdev-run's child):
+#   VmRSS / RssAnon / RssFile / VmHWM / Threads from /proc/<pid>/status, and the threads by name;
+#   idle CPU over LIKEN_BENCH_IDLE_SECONDS (utime+stime from /proc/<pid>/stat);
+#   API writes while idle (liken_slice_writes_total from the metrics endpoint).
+# Baselines in the same run: a bare `liken-dra healthcheck --help` (max RSS: the binary and its shared
+# libraries), and the same driver idle right after start (slice published, no claims).
+#
+#   test/controller/daemon_rss_benchmark.sh
+#
+# Environment: LIKEN_DRA (default build/liken-dra), LIKEN_PREPARE_CLAIMS (default
+# build/test/kubelet/liken_prepare_claims), LIKEN_BENCH_CLAIMS (1000), LIKEN_BENCH_IDLE_SECONDS (10),
+# LIKEN_BENCH_PODS=1 also creates one Pod per claim bound to the node (the driver's claim cache then holds the
+# claims, as on a real node), LIKEN_BENCH_DRIVER_FLAGS (extra `liken-dra run` flags; default
+# "--kube-api-qps 100 --kube-api-burst 100", so that prepare's one GET per uncached claim is not held at 5/s),
+# LIKEN_BENCH_KEEP=1 keeps the work directory. The control plane uses ports 16443/12379/12380/20259/20257
+# unless LIKEN_APISERVER_PORT, LIKEN_ETCD_PORT, LIKEN_ETCD_PEER_PORT, LIKEN_SCHEDULER_PORT, LIKEN_KCM_PORT say
+# otherwise.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DRA=${LIKEN_DRA:-$REPO/build/liken-dra}
+PREPARE=${LIKEN_PREPARE_CLAIMS:-$REPO/build/test/kubelet/liken_prepare_claims}
+RECORDING=$REPO/test/machines/usb-heavy.umockdev
+CLAIMS=${LIKEN_BENCH_CLAIMS:-1000}
+IDLE_SECONDS=${LIKEN_BENCH_IDLE_SECONDS:-10}
+PODS=${LIKEN_BENCH_PODS:-0}
+NODE=node-a
+METRICS_PORT=${LIKEN_BENCH_METRICS_PORT:-19490}
+export LIKEN_APISERVER_PORT=${LIKEN_APISERVER_PORT:-16443}
+export LIKEN_ETCD_PORT=${LIKEN_ETCD_PORT:-12379}
+export LIKEN_ETCD_PEER_PORT=${LIKEN_ETCD_PEER_PORT:-12380}
+export LIKEN_SCHEDULER_PORT=${LIKEN_SCHEDULER_PORT:-20259}
+export LIKEN_KCM_PORT=${LIKEN_KCM_PORT:-20257}
+
+[ -x "$DRA" ] || { echo "no driver binary at $DRA (build first)" >&2; exit 1; }
+[ -x "$PREPARE" ] || { echo "no $PREPARE (cmake --build build --target liken_prepare_claims)" >&2; exit 1; }
+command -v umockdev-run >/dev/null || { echo "umockdev-run is not installed" >&2; exit 1; }
+command -v jq >/dev/null || { echo "jq is not installed" >&2; exit 1; }
+
+WORK=$(mktemp -d /dev/shm/liken-rss-bench.XXXXXX)
+export LIKEN_CLUSTER_DIR=$WORK/cluster
+DIR=$WORK/$NODE
+DRIVER_GROUP=""
+
+log() { echo "rss-bench: $*" >&2; }
+
+cleanup() {
+  local rc=$?
+  if [ -n "$DRIVER_GROUP" ]; then
+    kill -TERM -- "-$DRIVER_GROUP" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$DRIVER_GROUP" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$DRIVER_GROUP" 2>/dev/null || true
+  fi
+  if [ $rc -ne 0 ] && [ -f "$DIR/driver.log" ]; then
+    echo "--- tail of $DIR/driver.log" >&2
+    tail -n 30 "$DIR/driver.log" >&2
+  fi
+  "$REPO/hack/local-cluster.sh" down >/dev/null 2>&1 || true
+  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then log "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+wait_until() { # SECONDS COMMAND...
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.2
+  done
+}
+
+eval "$("$REPO/hack/local-cluster.sh" up)"
+k() { "$LIKEN_K8S_BIN/kubectl" "$@"; }
+
+# --- the API server, for the bulk status patches (kubectl would take a process per claim) -----------------
+CURL_ARGS=()
+api_setup() {
+  local cfg=$KUBECONFIG
+  mkdir -p "$WORK/pki"
+  grep 'certificate-authority-data:' "$cfg" | awk '{print $2}' | base64 -d >"$WORK/pki/ca.crt"
+  grep 'client-certificate-data:' "$cfg" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.crt"
+  grep 'client-key-data:' "$cfg" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.key"
+  API="https://127.0.0.1:$LIKEN_APISERVER_PORT"
+  CURL_ARGS=(--silent --show-error --fail --cacert "$WORK/pki/ca.crt" --cert "$WORK/pki/admin.crt"
+             --key "$WORK/pki/admin.key")
+}
+api_setup
+
+# --- the driver -------------------------------------------------------------------------------------------
+mkdir -p "$DIR/kubelet/plugins_registry" "$DIR/kubelet/plugins" "$DIR/cdi"
+# shellcheck disable=SC2086
+TMPDIR=/dev/shm setsid umockdev-run -d "$RECORDING" -- \
+  "$DRA" run --node-name "$NODE" --kubeconfig "$LIKEN_CLUSTER_DIR/driver.kubeconfig" \
+  --kubelet-root "$DIR/kubelet" --cdi-root "$DIR/cdi" --metrics-address "127.0.0.1:$METRICS_PORT" \
+  ${LIKEN_BENCH_DRIVER_FLAGS:---kube-api-qps 100 --kube-api-burst 100} >>"$DIR/driver.log" 2>&1 </dev/null &
+DRIVER_GROUP=$!
+
+driver_pid() { # umockdev-run's child is the driver
+  local child
+  child=$(cat "/proc/$DRIVER_GROUP/task/$DRIVER_GROUP/children" 2>/dev/null | awk '{print $1}')
+  [ -n "$child" ] && [ "$(basename "$(readlink "/proc/$child/exe")")" = "$(basename "$DRA")" ] && echo "$child"
+}
+wait_until 30 driver_pid || { log "driver process did not appear"; exit 1; }
+PID=$(driver_pid)
+metric() { # NAME [LABEL-FILTER]: sum of the metric's samples
+  curl -s --max-time 2 "http://127.0.0.1:$METRICS_PORT/metrics" |
+    awk -v name="$1" -v filter="${2:-}" '$1 ~ "^"name"({|$)" && index($1, filter) { s += $2 } END { printf "%d\n", s }'
+}
+slice_devices() { k get resourceslices -o json | jq -r --arg n "$NODE" '.items[] | select(.spec.nodeName == $n) | .spec.devices[].name'; }
+slice_published() { [ "$(slice_devices | wc -l)" -gt 0 ]; }
+wait_until 60 slice_published || { log "no slice published"; exit 1; }
+
+mapfile -t DEVICES < <(slice_devices | sort)
+log "driver pid $PID publishes ${#DEVICES[@]} devices"
+
+# --- measurements -----------------------------------------------------------------------------------------
+status_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # utime + stime (no spaces in the comm field)
+mb() { awk -v kb="$1" 'BEGIN { printf "%.1f MB", kb / 1024 }'; }
+snapshot() { # LABEL: one line of the driver's memory figures
+  printf '%-44s VmRSS=%s (anon %s, file %s, shmem %s)  VmHWM=%s  threads=%s\n' "$1" \
+    "$(mb "$(status_kb "$PID" VmRSS)")" "$(mb "$(status_kb "$PID" RssAnon)")" "$(mb "$(status_kb "$PID" RssFile)")" \
+    "$(mb "$(status_kb "$PID" RssShmem)")" "$(mb "$(status_kb "$PID" VmHWM)")" "$(status_kb "$PID" Threads)"
+}
+idle_window() { # LABEL: CPU and API writes over IDLE_SECONDS
+  local t0 t1 w0 w1 hz
+  hz=$(getconf CLK_TCK)
+  t0=$(cpu_ticks "$PID"); w0=$(metric liken_slice_writes_total)
+  sleep "$IDLE_SECONDS"
+  t1=$(cpu_ticks "$PID"); w1=$(metric liken_slice_writes_total)
+  awk -v l="$1" -v d=$((t1 - t0)) -v hz="$hz" -v s="$IDLE_SECONDS" -v w=$((w1 - w0)) 'BEGIN {
+    printf "%-44s CPU %.2f s over %d s (%.2f%% of a core), slice writes %d\n", l, d / hz, s, 100 * d / hz / s, w }'
+}
+rss_by_mapping() { # the largest resident mappings: shared libraries by file, heap, thread stacks and anonymous
+  awk '/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "" ? "[anon]" : $6); sub(/.*\//, "", name); next }
+       /^Rss:/ { rss[name] += $2 }
+       END { for (n in rss) if (rss[n] >= 256) printf "%s %d\n", n, rss[n] }' "/proc/$PID/smaps" |
+    sort -k2 -rn | head -n 12 | awk '{ printf "%s %.1f MB  ", $1, $2 / 1024 } END { print "" }'
+}
+threads_by_name() {
+  for t in /proc/"$PID"/task/*; do cat "$t/comm"; done | sed -E 's/[0-9]+$/N/' | sort | uniq -c | sort -rn |
+    awk '{ printf "%s x%d  ", $2, $1 } END { print "" }'
+}
+
+echo "liken-dra daemon footprint: $(basename "$RECORDING") (${#DEVICES[@]} devices published), $CLAIMS claims," \
+  "pods=$PODS, idle window ${IDLE_SECONDS}s"
+/usr/bin/time -f '%M' -o "$WORK/bare.kb" "$DRA" healthcheck --help >/dev/null
+printf '%-44s maxRSS=%s\n' "baseline: liken-dra healthcheck --help" "$(mb "$(cat "$WORK/bare.kb")")"
+
+wait_until 30 test -S "$DIR/kubelet/plugins_registry/liken.sh-reg.sock" || { log "no registration socket"; exit 1; }
+sleep 5  # the first reconcile passes and the claim refresh settle
+snapshot "baseline: driver idle, 0 claims"
+idle_window "baseline: driver idle, 0 claims"
+
+# --- claims -----------------------------------------------------------------------------------------------
+log "creating $CLAIMS claims"
+k apply -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: bench.liken.sh}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "liken.sh"'}
+YAML
+{
+  for ((i = 0; i < CLAIMS; i++)); do
+    printf -- '---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: bench-%d, namespace: default}\nspec:\n  devices:\n    requests:\n    - name: dev\n      exactly: {deviceClassName: bench.liken.sh}\n' "$i"
+  done
+} >"$WORK/claims.yaml"
+k create -f "$WORK/claims.yaml" >/dev/null
+log "allocating them (status.allocation) round-robin over the node's devices"
+allocate() { # INDEX DEVICE
+  curl "${CURL_ARGS[@]}" -o /dev/null -X PATCH -H "Content-Type: application/merge-patch+json" \
+    --data "{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"dev\",\"driver\":\"liken.sh\",\"pool\":\"$NODE\",\"device\":\"$2\"}]}}}}" \
+    "$API/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/bench-$1/status" || log "allocating bench-$1 failed"
+}
+jobs=()
+for ((i = 0; i < CLAIMS; i++)); do
+  allocate "$i" "${DEVICES[$((i % ${#DEVICES[@]}))]}" &
+  jobs+=($!)
+  if ((${#jobs[@]} == 8)); then wait "${jobs[@]}"; jobs=(); fi  # not a bare wait: the driver is a job too
+done
+((${#jobs[@]} == 0)) || wait "${jobs[@]}"
+k get resourceclaims -n default -o json |
+  jq -r '.items[] | select(.metadata.name | startswith("bench-")) | select(.status.allocation != null) |
+         "\(.metadata.namespace) \(.metadata.name) \(.metadata.uid)"' >"$WORK/claims.txt"
+log "$(wc -l <"$WORK/claims.txt") claims allocated"
+
+if [ "$PODS" = 1 ]; then
+  log "creating $CLAIMS pods bound to $NODE"
+  {
+    for ((i = 0; i < CLAIMS; i++)); do
+      printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: bench-%d, namespace: default}\nspec:\n  nodeName: %s\n  containers:\n  - name: c\n    image: registry.invalid/pause:none\n    resources:\n      claims: [{name: dev}]\n  resourceClaims:\n  - name: dev\n    resourceClaimName: bench-%d\n' "$i" "$NODE" "$i"
+    done
+  } >"$WORK/pods.yaml"
+  k create -f "$WORK/pods.yaml" >/dev/null
+fi
+
+"$PREPARE" --kubelet-root "$DIR/kubelet" --claims "$WORK/claims.txt" --batch 100
+log "prepared claims (metric): $(metric liken_prepared_claims)"
+sleep 5  # settle: the claim cache, the next reconcile pass
+snapshot "driver idle, $(metric liken_prepared_claims) prepared claims"
+idle_window "driver idle, $(metric liken_prepared_claims) prepared claims"
+snapshot "driver after the idle window"
+echo "threads: $(threads_by_name)"
+echo "largest resident mappings: $(rss_by_mapping)"
