@@ -298,10 +298,22 @@ scenario_apiserver_restart() {
 }
 
 scenario_driver_restart_mid_prepare() {
-  stop_driver node-a KILL
+  # Freeze the driver, so the kubelet's NodePrepareResources call connects and then waits inside the driver;
+  # kill it while that call is in flight; start a new one: the kubelet's retry must succeed.
+  local pgid
+  pgid=$(cat "$WORK/node-a/driver.pid")
+  kill -STOP -- "-$pgid"
   claim render-r gpu-render.liken.sh; pod pod-render-r render-r node-a
-  sleep 3
-  pod_prepared node-a pod-render-r >/dev/null 2>&1 && fail "prepared without a driver?" || pass "prepare fails while the driver is down"
+  wait_until 30 claim_allocated render-r || fail "render-r not allocated"
+  sleep 2  # the kubelet has sent its call to the frozen driver by now
+  pod_prepared node-a pod-render-r >/dev/null 2>&1 && fail "prepared by a frozen driver?" || pass "prepare is in flight at the frozen driver"
+  kill -KILL -- "-$pgid" 2>/dev/null || true
+  rm -f "$WORK/node-a/driver.pid"
+  if wait_until 60 jq -e '.pods["default/pod-render-r"].prepareAttempts >= 1 and .pods["default/pod-render-r"].state != "prepared"' "$WORK/node-a/state.json"; then
+    pass "the in-flight prepare fails when the driver dies"
+  else
+    fail "no failed prepare attempt recorded after the driver died"
+  fi
   start_driver node-a "$REPO/test/machines/laptop.umockdev"
   wait_until 60 pod_prepared node-a pod-render-r && pass "the kubelet's retry succeeds after the driver restarts" || fail "retry never succeeded"
   [ -f "$WORK/node-a/cdi/liken.sh-$(claim_uid render-1).json" ] && pass "claims prepared before the restart keep their CDI specs" ||
