@@ -54,11 +54,16 @@ std::optional<int64_t> ParseNumaNode(const std::optional<std::string>& raw) {
   }
 }
 
-std::optional<uint16_t> HexId(const std::optional<std::string>& raw) {
-  if (!raw) return std::nullopt;
-  auto hex = NormalizeHex(*raw, 4);
+// A 16-bit ID as the attribute's text ("8086") and its number.
+struct HexId {
+  std::string text;
+  uint16_t value;
+};
+
+std::optional<HexId> ReadHexId(const SysfsDevice& device, const char* file) {
+  auto hex = NormalizeHex(device.Attribute(file).value_or(""), 4);
   if (!hex) return std::nullopt;
-  return static_cast<uint16_t>(std::stoul(*hex, nullptr, 16));
+  return HexId{*hex, static_cast<uint16_t>(std::stoul(*hex, nullptr, 16))};
 }
 
 // The state of one Scan() call.
@@ -114,11 +119,11 @@ class ScanPass {
     } else {
       Warn(base, "class left out: unreadable or not hex");
     }
-    auto vendor = HexId(device->Attribute("vendor"));
-    auto product = HexId(device->Attribute("device"));
-    if (vendor) attrs.AddString(kAttrVendor, NormalizeHex(device->Attribute("vendor").value_or(""), 4));
-    if (product) attrs.AddString(kAttrProduct, NormalizeHex(device->Attribute("device").value_or(""), 4));
-    if (vendor && product && pci_ids_ != nullptr) attrs.AddName(pci_ids_->DeviceName(*vendor, *product));
+    auto vendor = ReadHexId(*device, "vendor");
+    auto product = ReadHexId(*device, "device");
+    if (vendor) attrs.AddString(kAttrVendor, vendor->text);
+    if (product) attrs.AddString(kAttrProduct, product->text);
+    if (vendor && product && pci_ids_ != nullptr) attrs.AddName(pci_ids_->DeviceName(vendor->value, product->value));
     attrs.AddString(kAttrModalias, modalias);
     attrs.AddString(kAttrPcieRoot, PcieRoot(dir));
     attrs.AddString(kAttrPciBusId, address);
