@@ -18,7 +18,7 @@ absl::StatusOr<Flags> Flags::Parse(int argc, char** argv, const std::set<std::st
       name = name.substr(0, eq);
       has_value = true;
     }
-    if (bool_flags.count(name)) {
+    if (bool_flags.count(name) || name == "v") {  // -v, --v=N: verbosity, accepted by every command
       flags.values_[name] = has_value ? value : "true";
       continue;
     }
@@ -38,7 +38,7 @@ std::string Flags::Get(const std::string& name, const std::string& fallback) con
 }
 
 std::set<std::string> ScanValueFlags() {
-  return {"sysfs-root", "dev-root", "proc-root", "storage-roles", "pci-ids", "modules-root", "kernel-release", "v"};
+  return {"sysfs-root", "dev-root", "proc-root", "storage-roles", "pci-ids", "modules-root", "kernel-release"};
 }
 
 absl::StatusOr<discovery::ScanOptions> ScanOptionsFromFlags(const Flags& flags) {
@@ -62,7 +62,7 @@ absl::StatusOr<discovery::ScanOptions> ScanOptionsFromFlags(const Flags& flags) 
 
 void ApplyVerbosity(const Flags& flags) {
   if (!flags.Has("v")) return;
-  std::string v = flags.Get("v");
+  std::string v = flags.Get("v");  // "true" for a bare -v
   SetLogLevel(v == "0" ? LogLevel::kInfo : LogLevel::kDebug);
 }
 

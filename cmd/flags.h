@@ -14,8 +14,9 @@ namespace liken::cmd {
 // Parsed flags of one subcommand.
 class Flags {
  public:
-  // Parses argv[1..argc) against `value_flags` (take a value) and `bool_flags` (take none). Unknown
-  // flags and missing values are InvalidArgument. Thread-compatible.
+  // Parses argv[1..argc) against `value_flags` (take a value) and `bool_flags` (take none, or `=value`).
+  // `-v` / `--v=N` (verbosity) is accepted everywhere. Unknown flags and missing values are InvalidArgument.
+  // Thread-compatible.
   static absl::StatusOr<Flags> Parse(int argc, char** argv, const std::set<std::string>& value_flags,
                                      const std::set<std::string>& bool_flags);
 

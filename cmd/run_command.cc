@@ -6,7 +6,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -201,8 +203,11 @@ int RunCommand(int argc, char** argv) {
         return discovery::BuildResourceSlices(node, *inventory, 0);
       },
       &metrics);
+  std::atomic<bool> stopping{false};
   controller::SliceController reconcile(&sync, &queue, resync, [&] {
-    // Every pass: re-resolve the device nodes of prepared claims; rewrite only changed CDI specs.
+    // Every pass: re-resolve the device nodes of prepared claims; rewrite only changed CDI specs. Not once the
+    // plugin stopped: a new driver pod may own the specs by then.
+    if (stopping.load()) return;
     if (auto inventory = last.Get()) {
       auto refreshed = plugin.RefreshPreparedClaims(*inventory);
       if (!refreshed.ok()) LogWarning("claim refresh failed", {{"error", refreshed.status().ToString()}});
@@ -231,16 +236,25 @@ int RunCommand(int argc, char** argv) {
   slices.Start();
   coalescer.Start();
   if (uevents != nullptr) uevents->Start();
-  slices.WaitForSync();  // the first pass compares against what the server has, not an empty cache
-  reconcile.Start();
-  LogInfo("running", {{"node", node}});
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  LogInfo("shutting down; slices stay published", {{"signal", strsignal(sig)}});
-  plugin.Stop();  // stop taking gRPC calls, finish the ones in flight
+  // SIGTERM is honoured at any time, also while the first slice list is still failing.
+  std::thread signal_waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LogInfo("shutting down; slices stay published", {{"signal", strsignal(sig)}});
+    stopping.store(true);
+    slices.Stop();  // ends WaitForSync below
+  });
+  slices.WaitForSync();  // the first pass compares against what the server has, not an empty cache
+  if (!stopping.load()) {
+    reconcile.Start();
+    LogInfo("running", {{"node", node}});
+  }
+  signal_waiter.join();
+
   if (uevents != nullptr) uevents->Stop();
   coalescer.Stop();
+  plugin.Stop();  // stop taking gRPC calls, finish the ones in flight
   reconcile.Stop();
   slices.Stop();
   claims.Stop();

@@ -26,6 +26,34 @@ check "report -o json has the three sections" 'python3 -c "import json,sys; d=js
 check "scan without --node-name is a usage error" '[ $rc -eq 2 ]'
 "$bin" scan --node-name n --storage-roles=maybe --sysfs-root "$tmp/sys" >/dev/null 2>&1; rc=$?
 check "a bad --storage-roles is a usage error" '[ $rc -eq 2 ]'
+"$bin" scan --node-name node-x --sysfs-root "$tmp/sys" -v >/dev/null 2>&1; rc=$?
+check "-v alone is accepted" '[ $rc -eq 0 ]'
+"$bin" scan --node-name node-x --sysfs-root "$tmp/sys" --v=0 >/dev/null 2>&1; rc=$?
+check "--v=0 is accepted" '[ $rc -eq 0 ]'
+# SIGTERM is honoured while the API server is unreachable (before the first slice list succeeds).
+mkdir -p "$tmp/k" "$tmp/cdi"
+cat >"$tmp/kubeconfig" <<'KC'
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+KC
+"$bin" run --node-name n --kubeconfig "$tmp/kubeconfig" --kubelet-root "$tmp/k" --cdi-root "$tmp/cdi" \
+  --metrics-address "" --sysfs-root "$tmp/sys" --no-uevents >"$tmp/run.log" 2>&1 &
+pid=$!
+sleep 2
+kill -TERM $pid
+for _ in $(seq 1 100); do kill -0 $pid 2>/dev/null || break; sleep 0.2; done
+if kill -0 $pid 2>/dev/null; then
+  kill -KILL $pid; rc=137
+else
+  wait $pid; rc=$?
+fi
+check "run stops on SIGTERM within 20 s while the API server is unreachable" '[ $rc -eq 0 ]'
+check "and removes its sockets" '[ -z "$(find "$tmp/k" -name "*.sock")" ]'
+
 "$bin" frobnicate >/dev/null 2>&1; rc=$?
 check "an unknown command is a usage error" '[ $rc -eq 2 ]'
 exit $fail
