@@ -14,7 +14,7 @@ TMPDIR=/dev/shm setsid umockdev-run -d "$REPO/test/machines/laptop.umockdev" -- 
   --kubeconfig "$KUBECONFIG" --kubelet-root "$WORK/kubelet" --cdi-root "$WORK/cdi" --metrics-address "" \
   >"$WORK/driver.log" 2>&1 </dev/null &
 echo $! >"$WORK/pid"
-for _ in $(seq 1 100); do
+for _ in $(seq 1 200); do
   if "$LIKEN_K8S_BIN/kubectl" get resourceslice node-a-liken.sh >/dev/null 2>&1; then
     echo "ok   the driver authenticated with a client certificate and published its slice"
     exit 0
