@@ -4,10 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 
 namespace liken {
@@ -35,6 +36,12 @@ class FdCloser {
   int fd_;
 };
 
+// A random 64-bit value for temp names (each thread has its own OS-seeded generator).
+uint64_t TempNameBits() {
+  thread_local absl::BitGen gen;
+  return absl::Uniform<uint64_t>(gen);
+}
+
 bool ValidName(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
 }
@@ -46,9 +53,15 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
   FdCloser dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dirfd.get() < 0) return FileError(errno, absl::StrCat("open directory ", dir));
 
-  static std::atomic<unsigned long> counter{0};
-  std::string temp = absl::StrCat(".", name, ".tmp.", ::getpid(), ".", counter.fetch_add(1));
-  int fd = ::openat(dirfd.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // The temp name must be unique across processes that share the directory (two driver pods during a rolling
+  // update are both PID 1 in their containers) and across restarts (a crash leaves a temp file behind).
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+    temp = absl::StrCat(".", name, ".tmp.", ::getpid(), ".", absl::Hex(TempNameBits()));
+    fd = ::openat(dirfd.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) return FileError(errno, absl::StrCat("create ", dir, "/", temp));
   auto fail = [&](int err, const std::string& what) {
     ::close(fd);

@@ -1,0 +1,99 @@
+// Atomic file replacement: complete versions only, no symlink followed, invalid names refused.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/atomic_file.h"
+#include "common/files.h"
+
+namespace liken {
+namespace {
+
+class AtomicFileTest : public ::testing::Test {
+ protected:
+  AtomicFileTest() {
+    char tmpl[] = "/tmp/liken-atomic-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+  }
+  ~AtomicFileTest() override { std::system(("rm -rf " + dir_).c_str()); }
+  std::string Read(const std::string& name) { return ReadFileToString(dir_ + "/" + name).value_or("<missing>"); }
+  std::string dir_;
+};
+
+TEST_F(AtomicFileTest, WritesAndReplaces) {
+  ASSERT_TRUE(WriteFileAtomically(dir_, "a.json", "one").ok());
+  EXPECT_EQ(Read("a.json"), "one");
+  ASSERT_TRUE(WriteFileAtomically(dir_, "a.json", "two").ok());
+  EXPECT_EQ(Read("a.json"), "two");
+  struct stat st;
+  ASSERT_EQ(::stat((dir_ + "/a.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  auto names = ListDirectory(dir_);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(names->size(), 1u) << "no temp file is left behind";
+}
+
+TEST_F(AtomicFileTest, ReplacesAPlantedSymlinkInsteadOfWritingThroughIt) {
+  std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "precious";
+  ASSERT_EQ(::symlink(victim.c_str(), (dir_ + "/spec.json").c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(dir_, "spec.json", "new").ok());
+  EXPECT_EQ(Read("victim"), "precious");
+  struct stat st;
+  ASSERT_EQ(::lstat((dir_ + "/spec.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(Read("spec.json"), "new");
+}
+
+TEST_F(AtomicFileTest, RefusesADirectoryThatIsASymlinkAndBadNames) {
+  ASSERT_EQ(::symlink(dir_.c_str(), (dir_ + "/linked").c_str()), 0);
+  EXPECT_FALSE(WriteFileAtomically(dir_ + "/linked", "x", "y").ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(WriteFileAtomically(dir_, "../escape", "y")));
+  EXPECT_TRUE(absl::IsInvalidArgument(WriteFileAtomically(dir_, "", "y")));
+  EXPECT_TRUE(absl::IsInvalidArgument(WriteFileAtomically(dir_, "..", "y")));
+  EXPECT_TRUE(absl::IsNotFound(WriteFileAtomically(dir_ + "/missing", "x", "y")));
+}
+
+TEST_F(AtomicFileTest, LeftoverTempFilesOfACrashedProcessDoNotBlockWrites) {
+  // A crashed writer with this same PID (a restarted container's PID 1) left temp files behind.
+  for (int i = 0; i < 32; ++i) {
+    std::ofstream(dir_ + "/.c.json.tmp." + std::to_string(::getpid()) + "." + std::to_string(i)) << "junk";
+  }
+  for (int i = 0; i < 32; ++i) ASSERT_TRUE(WriteFileAtomically(dir_, "c.json", "v" + std::to_string(i)).ok());
+  EXPECT_EQ(Read("c.json"), "v31");
+}
+
+TEST_F(AtomicFileTest, ConcurrentWritersLeaveOneCompleteVersion) {
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 8; ++t) {
+    writers.emplace_back([&, t] {
+      std::string content(4096 + t, static_cast<char>('a' + t));
+      for (int i = 0; i < 50; ++i) ASSERT_TRUE(WriteFileAtomically(dir_, "shared", content).ok());
+    });
+  }
+  for (auto& w : writers) w.join();
+  std::string final = Read("shared");
+  ASSERT_GE(final.size(), 4096u);
+  EXPECT_EQ(final, std::string(final.size(), final[0]));
+  EXPECT_EQ(final.size(), 4096u + (final[0] - 'a'));
+}
+
+TEST_F(AtomicFileTest, RemoveIsIdempotentAndDoesNotFollowLinks) {
+  ASSERT_TRUE(WriteFileAtomically(dir_, "r", "x").ok());
+  EXPECT_TRUE(RemoveFileIfPresent(dir_, "r").ok());
+  EXPECT_TRUE(RemoveFileIfPresent(dir_, "r").ok());
+  std::string victim = dir_ + "/victim2";
+  std::ofstream(victim) << "keep";
+  ASSERT_EQ(::symlink(victim.c_str(), (dir_ + "/l").c_str()), 0);
+  EXPECT_TRUE(RemoveFileIfPresent(dir_, "l").ok());
+  EXPECT_EQ(Read("victim2"), "keep");
+}
+
+}  // namespace
+}  // namespace liken
