@@ -28,6 +28,10 @@ bool IsPlainSafe(const std::string& s) {
 void Emit(YAML::Emitter& out, const nlohmann::ordered_json& v) {
   switch (v.type()) {
     case nlohmann::ordered_json::value_t::object:
+      if (v.empty()) {
+        out << YAML::Flow << YAML::BeginMap << YAML::EndMap;  // "{}" on the key's line
+        break;
+      }
       out << YAML::BeginMap;
       for (auto it = v.begin(); it != v.end(); ++it) {
         out << YAML::Key << it.key() << YAML::Value;
@@ -36,6 +40,10 @@ void Emit(YAML::Emitter& out, const nlohmann::ordered_json& v) {
       out << YAML::EndMap;
       break;
     case nlohmann::ordered_json::value_t::array:
+      if (v.empty()) {
+        out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;  // "[]" on the key's line
+        break;
+      }
       out << YAML::BeginSeq;
       for (const auto& e : v) Emit(out, e);
       out << YAML::EndSeq;

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./hack/install-deps.sh
-./hack/build.sh
+./hack/build.sh liken-dra
 node="${NODE_NAME:-$(hostname)}"
 if [ -n "${KUBECONFIG:-}" ] || [ -n "${KUBERNETES_SERVICE_HOST:-}" ]; then
   exec ./build/liken-dra run --node-name "$node" ${KUBECONFIG:+--kubeconfig "$KUBECONFIG"} "$@"
