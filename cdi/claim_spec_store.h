@@ -40,9 +40,6 @@ class ClaimSpecStore {
   // The claim UIDs of every liken spec in the directory (temp files excluded), sorted. Thread-safe.
   absl::StatusOr<std::vector<std::string>> ListClaimUids() const;
 
-  // The directory. Thread-safe.
-  const std::string& root() const { return root_; }
-
  private:
   std::string root_;
 };

@@ -63,18 +63,23 @@ class EnqueueHandler final : public informers::EventHandler {
 // The latest inventory, shared by the sync pass and the claim refresh that follows it.
 class LastInventory {
  public:
-  void Set(const discovery::Inventory& inventory) {
+  // An inventory and when its scan started (so the plugin never lets it replace a fresher one).
+  struct Scan {
+    discovery::Inventory inventory;
+    kubelet::ScanClock::time_point started;
+  };
+  void Set(const discovery::Inventory& inventory, kubelet::ScanClock::time_point started) {
     absl::MutexLock lock(&mu_);
-    inventory_ = std::make_shared<const discovery::Inventory>(inventory);
+    scan_ = std::make_shared<const Scan>(Scan{inventory, started});
   }
-  std::shared_ptr<const discovery::Inventory> Get() const {
+  std::shared_ptr<const Scan> Get() const {
     absl::MutexLock lock(&mu_);
-    return inventory_;
+    return scan_;
   }
 
  private:
   mutable absl::Mutex mu_;
-  std::shared_ptr<const discovery::Inventory> inventory_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const Scan> scan_ ABSL_GUARDED_BY(mu_);
 };
 
 absl::StatusOr<informers::KubeConfig> LoadConfig(const Flags& flags) {
@@ -195,11 +200,12 @@ int RunCommand(int argc, char** argv) {
       node, discovery::kDriverName, client->get(), slices.store(),
       [&]() -> absl::StatusOr<std::vector<apis::ResourceSlice>> {
         absl::Time start = absl::Now();
+        auto started = kubelet::ScanClock::now();
         auto inventory = scanner->Scan();
         if (!inventory.ok()) return inventory.status();
         metrics.OnScan(inventory->published.size(), inventory->withheld.size(), inventory->unclaimed.size(),
                        absl::Now() - start);
-        last.Set(*inventory);
+        last.Set(*inventory, started);
         return discovery::BuildResourceSlices(node, *inventory, 0);
       },
       &metrics);
@@ -208,8 +214,8 @@ int RunCommand(int argc, char** argv) {
     // Every pass: re-resolve the device nodes of prepared claims; rewrite only changed CDI specs. Not once the
     // plugin stopped: a new driver pod may own the specs by then.
     if (stopping.load()) return;
-    if (auto inventory = last.Get()) {
-      auto refreshed = plugin.RefreshPreparedClaims(*inventory);
+    if (auto scan = last.Get()) {
+      auto refreshed = plugin.RefreshPreparedClaims(scan->inventory, scan->started);
       if (!refreshed.ok()) LogWarning("claim refresh failed", {{"error", refreshed.status().ToString()}});
     }
   });

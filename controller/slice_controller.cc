@@ -11,7 +11,10 @@ SliceController::SliceController(SliceSync* sync, WorkQueue* queue, absl::Durati
 
 SliceController::~SliceController() { Stop(); }
 
-void SliceController::Enqueue() { queue_->Add(kKey); }
+void SliceController::Enqueue() {
+  triggered_.store(true);
+  queue_->Add(kKey);
+}
 
 void SliceController::Start() {
   Enqueue();
@@ -33,7 +36,10 @@ bool SliceController::ProcessOneForTest() {
 }
 
 void SliceController::Process(const std::string& key) {
+  // A pass nobody asked for since the last success is the periodic resync: read the Node again too.
+  if (!triggered_.exchange(false) && last_ok_) sync_->RecheckOwner();
   auto result = sync_->Sync();
+  last_ok_ = result.ok();
   passes_.fetch_add(1);
   if (result.ok()) {
     if (result->created + result->updated + result->deleted > 0) {
@@ -43,6 +49,13 @@ void SliceController::Process(const std::string& key) {
     }
     queue_->Forget(key);
     queue_->AddAfter(key, resync_period_);  // the safety net: a full pass at least this often
+  } else if (result.status().code() == absl::StatusCode::kInvalidArgument) {
+    // Permanent (an invalid pool from discovery): retrying with backoff cannot fix it; the periodic
+    // resync or the next trigger (a hot-plug, a config change) tries again.
+    LogError("slice sync: desired slices are invalid; not retrying before the next resync",
+             {{"error", result.status().ToString()}});
+    queue_->Forget(key);
+    queue_->AddAfter(key, resync_period_);
   } else {
     LogWarning("slice sync failed; retrying", {{"error", result.status().ToString()},
                                                {"retries", absl::StrCat(queue_->NumRequeues(key))}});

@@ -56,12 +56,28 @@ absl::Status SliceSync::EnsureNodeUid() {
     return absl::Status(node.status().code(),
                         absl::StrCat("reading Node ", node_name_, " for the slices' owner: ", node.status().message()));
   }
-  const nlohmann::json& meta = (*node)["metadata"];
-  if (!meta.is_object() || !meta.contains("uid") || !meta["uid"].is_string() || meta["uid"].get<std::string>().empty()) {
+  const nlohmann::json* uid = nullptr;
+  if (node->is_object()) {
+    if (auto meta = node->find("metadata"); meta != node->end() && meta->is_object()) {
+      if (auto u = meta->find("uid"); u != meta->end() && u->is_string()) uid = &*u;
+    }
+  }
+  if (uid == nullptr || uid->get_ref<const std::string&>().empty()) {
     return absl::InternalError(absl::StrCat("Node ", node_name_, " has no metadata.uid"));
   }
-  node_uid_ = meta["uid"].get<std::string>();
+  if (!node_uid_stale_.empty() && *uid != node_uid_stale_) {
+    LogInfo("slice sync: the Node was re-created; slices get the new owner",
+            {{"old_uid", node_uid_stale_}, {"new_uid", uid->get<std::string>()}});
+  }
+  node_uid_ = uid->get<std::string>();
+  node_uid_stale_.clear();
   return absl::OkStatus();
+}
+
+void SliceSync::RecheckOwner() {
+  if (node_uid_.empty()) return;
+  node_uid_stale_ = node_uid_;
+  node_uid_.clear();
 }
 
 void SliceSync::Remember(const apis::ResourceSlice& sent, const nlohmann::json& reply) {
@@ -126,6 +142,17 @@ std::map<std::string, apis::ResourceSlice> SliceSync::CurrentSlices() {
   return current;
 }
 
+bool SliceSync::SameContent(const std::vector<apis::ResourceSlice>& a, const std::vector<apis::ResourceSlice>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].metadata.name != b[i].metadata.name || a[i].devices.size() != b[i].devices.size()) return false;
+    for (size_t d = 0; d < a[i].devices.size(); ++d) {
+      if (!a[i].devices[d].SameContent(b[i].devices[d])) return false;
+    }
+  }
+  return true;
+}
+
 bool SliceSync::SameDevices(const apis::ResourceSlice& want, const apis::ResourceSlice& have) const {
   // When `have` is exactly what the server answered to our last write, compare with what we sent: a
   // server that drops a field it does not know (allowMultipleAllocations) must not cause another write.
@@ -144,7 +171,6 @@ bool SliceSync::SameDevices(const apis::ResourceSlice& want, const apis::Resourc
 absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
   auto desired = desired_();
   if (!desired.ok()) return desired.status();
-  if (absl::Status s = EnsureNodeUid(); !s.ok()) return s;
 
   std::map<std::string, apis::ResourceSlice> current = CurrentSlices();
   std::map<std::string, std::vector<apis::ResourceSlice>> pools;  // pool -> desired slices, in order
@@ -153,23 +179,32 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
     desired_names.insert(slice.metadata.name);
     pools[slice.pool.name].push_back(std::move(slice));
   }
+  // A slice of a pool we published that is gone was deleted behind our back, possibly by the garbage
+  // collector because the Node was re-created under a new UID: read the Node again.
+  std::set<std::string> pools_deleted_behind;
+  for (const auto& [pool_name, pub] : published_) {
+    for (const auto& name : pub.live) {
+      if (current.count(name) > 0) continue;
+      pools_deleted_behind.insert(pool_name);
+      if (desired_names.count(name) > 0) RecheckOwner();
+    }
+  }
+  if (absl::Status s = EnsureNodeUid(); !s.ok()) return s;
 
   SliceSyncResult result;
   absl::Status first_error;
   auto note = [&](const absl::Status& s) {
     if (!s.ok() && first_error.ok()) first_error = s;
   };
-  const apis::OwnerReference node_ref{"v1", "Node", node_name_, node_uid_, true};
+  apis::OwnerReference node_ref{"v1", "Node", node_name_, node_uid_, true};
 
   for (auto& [pool_name, want] : pools) {
     const int64_t count = static_cast<int64_t>(want.size());
     int64_t have_max = 0;
     int64_t have_count = 0;
-    bool consistent = true;
     for (const auto& [name, slice] : current) {
       if (slice.pool.name != pool_name) continue;
       ++have_count;
-      if (have_count > 1 && slice.pool.generation != have_max) consistent = false;
       have_max = std::max(have_max, slice.pool.generation);
     }
     bool content_same = have_count == count;
@@ -178,8 +213,16 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
       if (c == current.end() || c->second.pool.name != pool_name || !SameDevices(w, c->second)) content_same = false;
     }
     int64_t generation = have_max;
-    if (!content_same || have_count == 0) generation = std::max(have_max, generations_[pool_name]) + 1;
-    (void)consistent;  // slices behind the pool's generation are updated below without a bump
+    auto pub = published_.find(pool_name);
+    if (pub != published_.end() && pools_deleted_behind.count(pool_name) == 0 && have_max <= pub->second.generation &&
+        SameContent(want, pub->second.content)) {
+      // Already published under this generation (perhaps only partly, after a failed write): finish
+      // that generation; the slices that lag behind it are updated below without another bump. (A slice
+      // deleted behind our back comes back under a new generation.)
+      generation = pub->second.generation;
+    } else if (!content_same || have_count == 0) {
+      generation = std::max(have_max, generations_[pool_name]) + 1;
+    }
 
     // Build and validate the whole pool before writing any of it.
     std::vector<apis::ResourceSlice> targets;
@@ -203,6 +246,7 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
       continue;
     }
 
+    std::set<std::string> live;  // slices on the server under `generation` after this pass
     // Creates `t` fresh: no server fields, owned by the Node. An AlreadyExists refreshes the cached copy.
     auto create_slice = [&](const apis::ResourceSlice& t) {
       apis::ResourceSlice create = t;
@@ -215,6 +259,7 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
       Report("create", reply.status());
       if (reply.ok()) {
         Remember(create, *reply);
+        live.insert(t.metadata.name);
         ++result.created;
       } else {
         if (reply.status().code() == absl::StatusCode::kAlreadyExists) Refresh(t.metadata.name);
@@ -234,7 +279,10 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
       bool same = SameDevices(t, have) && have.pool.name == pool_name && have.pool.generation == generation &&
                   have.pool.resource_slice_count == count && have.driver == driver_ &&
                   have.node_name == node_name_ && has_owner;
-      if (same) continue;
+      if (same) {
+        live.insert(name);
+        continue;
+      }
       apis::ResourceSlice update = have;  // keeps unknown fields and resourceVersion
       update.driver = driver_;
       update.node_name = node_name_;
@@ -249,13 +297,21 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
       if (reply.ok()) {
         Report("update", reply.status());
         Remember(update, *reply);
+        live.insert(name);
         ++result.updated;
         continue;
       }
       if (reply.status().code() == absl::StatusCode::kNotFound) {
-        // Deleted behind our back since the cache saw it: publish it again now.
+        // Deleted behind our back since the cache saw it (the garbage collector does that when the Node
+        // was re-created): read the owner again and publish it again now.
         Report("update", reply.status());
         written_.erase(name);
+        RecheckOwner();
+        if (absl::Status s = EnsureNodeUid(); !s.ok()) {
+          note(s);
+          continue;
+        }
+        node_ref.uid = node_uid_;
         create_slice(t);
         continue;
       }
@@ -264,6 +320,7 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
       note(reply.status());
     }
     generations_[pool_name] = std::max(generations_[pool_name], generation);
+    published_[pool_name] = Published{generation, want, std::move(live)};
   }
 
   for (const auto& [name, slice] : current) {

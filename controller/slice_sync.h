@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,11 @@ class SliceSync {
   // and returns Aborted so the caller requeues. Not thread-safe.
   absl::StatusOr<SliceSyncResult> Sync();
 
+  // Makes the next Sync read the Node again (its UID owns the slices; a Node deleted and registered
+  // again under the same name has a new one). The controller calls it on each periodic resync. Not
+  // thread-safe: call it from the thread that calls Sync.
+  void RecheckOwner();
+
  private:
   // What we last wrote to a slice and what the server answered.
   struct Written {
@@ -58,7 +64,15 @@ class SliceSync {
     apis::ResourceSlice stored;    // what came back
   };
 
+  // The pool content last published and the generation it went out under.
+  struct Published {
+    int64_t generation = 0;
+    std::vector<apis::ResourceSlice> content;  // the desired slices (names, devices), in order
+    std::set<std::string> live;                // the slices known written under `generation`
+  };
+
   absl::Status EnsureNodeUid();
+  static bool SameContent(const std::vector<apis::ResourceSlice>& a, const std::vector<apis::ResourceSlice>& b);
   std::map<std::string, apis::ResourceSlice> CurrentSlices();
   void Remember(const apis::ResourceSlice& sent, const nlohmann::json& reply);
   void Refresh(const std::string& name);
@@ -71,10 +85,12 @@ class SliceSync {
   const informers::Store* const cache_;
   const DesiredSlicesFunc desired_;
   SliceSyncObserver* const observer_;
-  std::string node_uid_;
+  std::string node_uid_;                           // empty: read the Node on the next pass
+  std::string node_uid_stale_;                     // the UID before RecheckOwner (for the log)
   std::map<std::string, Written> written_;         // by slice name; overlays a stale cache
   std::map<std::string, std::string> deleted_;     // slice name -> uid we deleted (hide until the cache agrees)
   std::map<std::string, int64_t> generations_;     // pool -> highest generation published
+  std::map<std::string, Published> published_;     // pool -> what went out last, under which generation
 };
 
 // Parses a resourceVersion as a number (etcd's are); -1 when it is not one. Thread-safe.

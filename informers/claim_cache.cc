@@ -1,6 +1,7 @@
 #include "informers/claim_cache.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -132,8 +133,24 @@ void ClaimCache::Enqueue(const ObjectPtr& pod) {
 void ClaimCache::OnAdd(const ObjectPtr& pod) { Enqueue(pod); }
 
 void ClaimCache::OnUpdate(const ObjectPtr& old_pod, const ObjectPtr& new_pod) {
-  Enqueue(old_pod);  // claims it no longer names may be dropped
-  Enqueue(new_pod);  // and the ones it names refreshed
+  // Most pod updates are status changes that name the same claims: fetching those again would cost one
+  // GET per claim per update. Only what changed is queued: claims it no longer names (may be dropped),
+  // claims it names now (fetched), and claims not cached or not allocated yet (read again).
+  std::vector<std::string> old_keys = old_pod != nullptr ? ClaimKeysOfPod(*old_pod) : std::vector<std::string>{};
+  std::vector<std::string> new_keys = new_pod != nullptr ? ClaimKeysOfPod(*new_pod) : std::vector<std::string>{};
+  std::vector<std::string> queue;
+  std::set_symmetric_difference(old_keys.begin(), old_keys.end(), new_keys.begin(), new_keys.end(),
+                                std::back_inserter(queue));
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& key : new_keys) {
+      if (std::binary_search(old_keys.begin(), old_keys.end(), key)) {
+        auto it = claims_.find(key);
+        if (it == claims_.end() || !it->second->allocated) queue.push_back(key);
+      }
+    }
+  }
+  for (const auto& key : queue) queue_.Add(key);
 }
 
 void ClaimCache::OnDelete(const ObjectPtr& pod) { Enqueue(pod); }
@@ -190,8 +207,13 @@ absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace
   auto claim = apis::ParseResourceClaim(*got);
   if (!claim.ok()) return claim.status();
   if (UsedByPodOnNode(key)) {
-    absl::MutexLock lock(&mu_);
-    claims_[key] = Slim(*claim);
+    {
+      absl::MutexLock lock(&mu_);
+      claims_[key] = Slim(*claim);
+    }
+    // The pod may go between the check and the insert (its deletion's key already handled): the worker
+    // checks the usage again, so the claim is not kept forever.
+    queue_.Add(key);
   }
   return claim;
 }

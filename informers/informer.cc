@@ -153,7 +153,7 @@ void Informer::Apply(const WatchEvent& event) {
   }
 }
 
-absl::Status Informer::WatchOnce() {
+absl::Status Informer::WatchOnce(bool* got_event_out) {
   RequestOptions opts;
   opts.field_selector = options_.field_selector;
   opts.label_selector = options_.label_selector;
@@ -171,7 +171,10 @@ absl::Status Informer::WatchOnce() {
         return true;
       },
       &cancel_);
+  // Only a watch that delivered something shows the server is healthy: a successful list does not (a
+  // server answering every watch with 410 would otherwise make LIST+WATCH spin).
   if (got_event) backoff_ = options_.backoff_initial;
+  *got_event_out = got_event;
   return s;
 }
 
@@ -189,10 +192,10 @@ void Informer::Run() {
         if (!Backoff()) return;
         continue;
       }
-      backoff_ = options_.backoff_initial;
     }
     const absl::Time watch_start = clock_->Now();
-    absl::Status s = WatchOnce();
+    bool got_event = false;
+    absl::Status s = WatchOnce(&got_event);
     if (s.ok()) {
       // The server ended the stream (its timeout): resume from where we are. A server that ends every
       // stream at once would make this spin, so a stream shorter than a second waits out a backoff.
@@ -204,6 +207,8 @@ void Informer::Run() {
       LogInfo("informer: resource version too old, relisting", {{"resource", options_.resource}});
       if (observer_ != nullptr) observer_->OnWatchRestart(options_.resource, "gone");
       resource_version_.clear();
+      // Gone right away (no event since the list) means relisting does not help yet: wait before it.
+      if (!got_event && !Backoff()) return;
       continue;
     }
     const char* reason = s.code() == absl::StatusCode::kDeadlineExceeded ? "timeout" : "error";

@@ -84,7 +84,8 @@ class Informer {
  private:
   void Run();
   absl::Status ListOnce();
-  absl::Status WatchOnce();
+  // One watch from resource_version_; `got_event` tells whether it delivered any event.
+  absl::Status WatchOnce(bool* got_event);
   bool Backoff();  // false when stopped
   void Apply(const WatchEvent& event);
 

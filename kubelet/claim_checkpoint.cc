@@ -1,11 +1,12 @@
 #include "kubelet/claim_checkpoint.h"
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/atomic_file.h"
-#include "common/files.h"
 #include "common/files.h"
 
 namespace liken::kubelet {
@@ -119,6 +120,11 @@ absl::Status ClaimCheckpoint::Remove(absl::string_view claim_uid) const {
   return RemoveFileIfPresent(dir_, absl::StrCat(claim_uid, kSuffix));
 }
 
+bool ClaimCheckpoint::Exists(absl::string_view claim_uid) const {
+  struct stat st;
+  return ::lstat(absl::StrCat(dir_, "/", claim_uid, kSuffix).c_str(), &st) == 0;
+}
+
 absl::StatusOr<ClaimCheckpoint::Contents> ClaimCheckpoint::Load() const {
   auto names = ListDirectory(dir_);
   if (!names.ok()) {
@@ -131,12 +137,12 @@ absl::StatusOr<ClaimCheckpoint::Contents> ClaimCheckpoint::Load() const {
     std::string uid = name.substr(0, name.size() - (sizeof(kSuffix) - 1));
     auto text = ReadFileToString(absl::StrCat(dir_, "/", name), 4 << 20);
     if (!text.ok()) {
-      out.unreadable.push_back(name);
+      out.unreadable_uids.push_back(uid);
       continue;
     }
     auto rec = ParsePreparedClaim(*text);
     if (!rec.ok() || rec->claim.ref.uid != uid) {
-      out.unreadable.push_back(name);
+      out.unreadable_uids.push_back(uid);
       continue;
     }
     if (rec->boot_id != boot_id_) {

@@ -2,11 +2,11 @@
 #pragma once
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kubelet/prepared_claim.h"
 
 namespace liken::kubelet {
@@ -45,15 +45,19 @@ class ClaimCheckpoint {
   struct Contents {
     std::vector<PreparedClaim> current_boot;      // prepared in this boot
     std::vector<std::string> previous_boot_uids;  // written before a reboot
-    std::vector<std::string> unreadable;          // file names that do not parse (left in place)
+    // Claim UIDs (file names less ".json") of records that cannot be read or parsed, e.g. written by a newer
+    // version; left in place, and their claims' CDI specs must be kept.
+    std::vector<std::string> unreadable_uids;
   };
 
   // Reads every record. Fails only when the directory cannot be listed. Thread-safe.
   absl::StatusOr<Contents> Load() const;
 
-  // The directory and boot ID. Thread-safe.
+  // True when a record for the claim exists (readable or not). Thread-safe.
+  bool Exists(absl::string_view claim_uid) const;
+
+  // The directory. Thread-safe.
   const std::string& dir() const { return dir_; }
-  const std::string& boot_id() const { return boot_id_; }
 
  private:
   std::string dir_;

@@ -101,21 +101,20 @@ void ClaimPreparer::SweepLocked() {
 }
 
 void ClaimPreparer::SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) {
-  {
-    absl::MutexLock lock(&devices_mu_);
-    if (slot.prepared) {
-      for (const auto& d : slot.prepared->delivered) {
-        if (--prepared_device_refs_[d.name] <= 0) prepared_device_refs_.erase(d.name);
-      }
-    }
-    if (claim) {
-      for (const auto& d : claim->delivered) ++prepared_device_refs_[d.name];
+  const bool was = slot.prepared.has_value();
+  const bool is = claim.has_value();
+  absl::MutexLock lock(&devices_mu_);
+  if (slot.prepared) {
+    for (const auto& d : slot.prepared->delivered) {
+      if (--prepared_device_refs_[d.name] <= 0) prepared_device_refs_.erase(d.name);
     }
   }
-  bool was = slot.prepared.has_value();
+  if (claim) {
+    for (const auto& d : claim->delivered) ++prepared_device_refs_[d.name];
+  }
   slot.prepared = std::move(claim);
-  bool is = slot.prepared.has_value();
   if (was != is) {
+    // Counted and reported under the lock, so concurrent changes reach the gauge in order.
     size_t count = is ? prepared_count_.fetch_add(1) + 1 : prepared_count_.fetch_sub(1) - 1;
     observer_->OnPreparedClaims(count);
   }
@@ -138,13 +137,17 @@ absl::Status ClaimPreparer::Recover() {
   auto contents = checkpoint_->Load();
   if (!contents.ok()) return Annotate(contents.status(), "read checkpoint: ");
 
-  for (const auto& name : contents->unreadable) {
-    LogWarning("skipping unreadable claim record", {{"dir", checkpoint_->dir()}, {"file", name}});
-  }
   absl::flat_hash_set<std::string> known;
+  for (const auto& uid : contents->unreadable_uids) {
+    // Maybe written by a newer version (a downgrade) or damaged: the claim may well be prepared and in use,
+    // so its CDI spec stays. The kubelet's unprepare removes both files.
+    LogWarning("keeping unreadable claim record and its CDI spec",
+               {{"dir", checkpoint_->dir()}, {"file", absl::StrCat(uid, ".json")}});
+    known.insert(uid);
+  }
   for (const auto& uid : contents->previous_boot_uids) {
+    // Its CDI spec (if any) is removed by the sweep below: nothing adds the UID to `known`.
     LogInfo("forgetting claim prepared before a reboot", {{"claim_uid", uid}});
-    if (auto s = specs_->Remove(uid); !s.ok()) LogWarning("remove CDI spec", {{"error", s.ToString()}});
     if (auto s = checkpoint_->Remove(uid); !s.ok()) LogWarning("remove claim record", {{"error", s.ToString()}});
   }
   for (auto& claim : contents->current_boot) {
@@ -199,18 +202,30 @@ std::vector<PrepareOutcome> ClaimPreparer::Prepare(const std::vector<ClaimRef>& 
   return out;
 }
 
-PrepareOutcome ClaimPreparer::AnswerPrepared(const PreparedClaim& prepared, const ClaimRef& ref) {
+bool ClaimPreparer::ForgetIfUnpreparedElsewhere(ClaimSlot& slot, const std::string& uid) {
+  if (checkpoint_->Exists(uid)) return false;
+  // Both files are gone: another driver instance sharing the directories (a rolling update) unprepared
+  // the claim. Writing the spec again would leave an orphan and resurrect a released claim.
+  LogInfo("forgetting claim unprepared by another driver instance", {{"claim_uid", uid}});
+  SetPrepared(slot, std::nullopt);
+  return true;
+}
+
+std::optional<PrepareOutcome> ClaimPreparer::AnswerPrepared(ClaimSlot& slot, const ClaimRef& ref) {
+  const PreparedClaim& prepared = *slot.prepared;
   if (prepared.ref.namespace_name != ref.namespace_name || prepared.ref.name != ref.name) {
-    return {{}, absl::FailedPreconditionError(absl::StrCat("claim UID ", ref.uid, " is prepared as ",
-                                                           ClaimName(prepared.ref), ", not ", ClaimName(ref)))};
+    return PrepareOutcome{{}, absl::FailedPreconditionError(absl::StrCat("claim UID ", ref.uid, " is prepared as ",
+                                                                         ClaimName(prepared.ref), ", not ",
+                                                                         ClaimName(ref)))};
   }
   if (!specs_->Exists(ref.uid)) {
+    if (ForgetIfUnpreparedElsewhere(slot, ref.uid)) return std::nullopt;
     if (auto s = specs_->Write(ref.uid, ClaimSpecFor(prepared)); !s.ok()) {
-      return {{}, Annotate(s, "rewrite vanished CDI spec: ")};
+      return PrepareOutcome{{}, Annotate(s, "rewrite vanished CDI spec: ")};
     }
     LogInfo("rewrote vanished CDI spec", {{"claim_uid", ref.uid}});
   }
-  return {prepared.results, absl::OkStatus()};
+  return PrepareOutcome{prepared.results, absl::OkStatus()};
 }
 
 absl::StatusOr<PreparedClaim> ClaimPreparer::BuildPreparedClaim(const ClaimRef& ref) {
@@ -263,18 +278,21 @@ PrepareOutcome ClaimPreparer::PrepareOne(const ClaimRef& ref, uint64_t seq) {
   {
     absl::MutexLock lock(&slot->mu);
     if (slot->prepared) {
-      outcome = AnswerPrepared(*slot->prepared, ref);
-      done = true;
+      if (auto answer = AnswerPrepared(*slot, ref)) {
+        outcome = *std::move(answer);
+        done = true;
+      }
     }
   }
   if (!done) {
     auto built = BuildPreparedClaim(ref);
     absl::MutexLock lock(&slot->mu);
+    std::optional<PrepareOutcome> answer;
     if (slot->unprepared_at > seq) {
       outcome.status = absl::AbortedError(absl::StrCat(
           "claim ", ref.uid, " was unprepared after this prepare request arrived; not preparing it again"));
-    } else if (slot->prepared) {
-      outcome = AnswerPrepared(*slot->prepared, ref);
+    } else if (slot->prepared && (answer = AnswerPrepared(*slot, ref))) {
+      outcome = *std::move(answer);
     } else if (!built.ok()) {
       outcome.status = built.status();
     } else if (auto s = checkpoint_->Save(*built); !s.ok()) {
@@ -364,6 +382,7 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
   }
   int rewritten = 0;
   absl::Status first_error;
+  std::vector<std::string> forgotten;
   for (auto& [uid, slot] : slots) {
     absl::MutexLock lock(&slot->mu);
     if (!slot->prepared) continue;
@@ -382,7 +401,12 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       }
     }
     const bool changed = updated.has_value();
-    if (!changed && specs_->Exists(uid)) continue;
+    const bool spec_present = specs_->Exists(uid);
+    if (!changed && spec_present) continue;
+    if (!spec_present && ForgetIfUnpreparedElsewhere(*slot, uid)) {
+      forgotten.push_back(uid);
+      continue;
+    }
     if (changed) {
       if (auto s = checkpoint_->Save(*updated); !s.ok()) {
         if (first_error.ok()) first_error = Annotate(s, absl::StrCat("record claim ", uid, ": "));
@@ -401,6 +425,7 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
   slots.clear();
   {
     absl::MutexLock lock(&table_mu_);
+    for (auto& uid : forgotten) sweep_candidates_.insert(std::move(uid));
     SweepLocked();
   }
   if (rewritten > 0) observer_->OnSpecsRefreshed(rewritten);

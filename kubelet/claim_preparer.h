@@ -2,7 +2,8 @@
 //
 // Idempotency and ordering rules:
 //  - Preparing a prepared claim returns the recorded answer (no API read) and rewrites its CDI spec if the
-//    file vanished. Unpreparing an unknown or unprepared claim succeeds (and removes any leftover files).
+//    file vanished, unless its checkpoint record vanished too: then another driver instance sharing the
+//    directories (a rolling update) unprepared it, and it is forgotten and prepared afresh. Unpreparing an unknown or unprepared claim succeeds (and removes any leftover files).
 //  - Every call gets a sequence number when it reaches the plugin. Unpreparing a claim leaves a tombstone
 //    with the unprepare's number. A prepare numbered below the tombstone (it reached the plugin before the
 //    unprepare, but got to the claim after it) is stale: it fails for that claim and writes nothing. A
@@ -71,7 +72,8 @@ class ClaimPreparer {
   std::vector<absl::Status> Unprepare(const std::vector<ClaimRef>& claims);
 
   // Re-resolves every prepared claim's devices against `snapshot` and rewrites the CDI specs whose nodes
-  // changed or whose file vanished; returns how many it rewrote. A device missing from the snapshot keeps
+  // changed or whose file vanished; returns how many it rewrote. A claim whose spec and record both vanished
+  // was unprepared by another driver instance sharing the directories: it is forgotten, not rewritten. A device missing from the snapshot keeps
   // its recorded nodes. Fails (after doing the rest) when a write failed. Thread-safe.
   absl::StatusOr<int> Refresh(const InventorySnapshot& snapshot);
 
@@ -99,8 +101,13 @@ class ClaimPreparer {
   absl::Status UnprepareOne(const ClaimRef& ref, uint64_t seq);
   // Reads the claim and resolves its devices (no lock held).
   absl::StatusOr<PreparedClaim> BuildPreparedClaim(const ClaimRef& ref);
-  // The recorded answer for an already prepared claim, restoring a vanished spec.
-  PrepareOutcome AnswerPrepared(const PreparedClaim& prepared, const ClaimRef& ref);
+  // The recorded answer for the prepared claim in `slot`, restoring a vanished spec; nullopt when the claim
+  // was unprepared elsewhere (forgotten here: prepare it afresh).
+  std::optional<PrepareOutcome> AnswerPrepared(ClaimSlot& slot, const ClaimRef& ref)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
+  // For a prepared claim whose CDI spec vanished: when its record is gone too (another driver instance
+  // unprepared it), forgets it here and returns true.
+  bool ForgetIfUnpreparedElsewhere(ClaimSlot& slot, const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
   void SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
   void Rebind(const PreparedClaim& claim);
 
@@ -122,7 +129,7 @@ class ClaimPreparer {
 
   mutable absl::Mutex devices_mu_;
   absl::flat_hash_map<std::string, int> prepared_device_refs_ ABSL_GUARDED_BY(devices_mu_);
-  std::atomic<size_t> prepared_count_{0};
+  std::atomic<size_t> prepared_count_{0};  // changed (and reported) under devices_mu_; read without it
 };
 
 }  // namespace liken::kubelet

@@ -25,15 +25,18 @@ const discovery::PublishedDevice* InventorySnapshot::Find(const std::string& nam
 DeviceCatalog::DeviceCatalog(discovery::Scanner* scanner)
     : scanner_(scanner), current_(std::make_shared<InventorySnapshot>()) {}
 
-void DeviceCatalog::Update(discovery::Inventory inventory) {
+bool DeviceCatalog::Update(discovery::Inventory inventory, ScanClock::time_point scan_started) {
   auto snap = std::make_shared<InventorySnapshot>();
   snap->inventory = std::move(inventory);
   for (size_t i = 0; i < snap->inventory.published.size(); ++i) {
     snap->by_name.emplace(snap->inventory.published[i].name, i);
   }
+  snap->scan_started = scan_started;
   absl::MutexLock lock(&mu_);
+  if (scan_started < current_->scan_started) return false;
   snap->generation = next_generation_++;
   current_ = std::move(snap);
+  return true;
 }
 
 std::shared_ptr<const InventorySnapshot> DeviceCatalog::Current() const {
@@ -45,30 +48,33 @@ absl::StatusOr<std::shared_ptr<const InventorySnapshot>> DeviceCatalog::Rescan(u
   absl::MutexLock scan_lock(&scan_mu_);
   auto snap = Current();
   if (snap->generation > seen) return snap;
+  const ScanClock::time_point started = ScanClock::now();
   auto inventory = scanner_->Scan();
   if (!inventory.ok()) {
     return absl::UnavailableError(absl::StrCat("rescanning devices failed: ", inventory.status().message()));
   }
-  Update(std::move(*inventory));
+  Update(std::move(*inventory), started);
   return Current();
 }
 
 absl::StatusOr<std::vector<discovery::PublishedDevice>> DeviceCatalog::Resolve(const std::vector<std::string>& names) {
   auto snap = Current();
-  auto missing_from = [&names](const InventorySnapshot& s, bool check_sysfs) {
+  // A device whose sysfs directory is gone counts as missing in any snapshot, also a rescanned one (it may
+  // have been unplugged since that scan).
+  auto missing_from = [&names](const InventorySnapshot& s) {
     std::vector<std::string> missing;
     for (const auto& name : names) {
       const auto* d = s.Find(name);
-      if (d == nullptr || (check_sysfs && !StillInSysfs(*d))) missing.push_back(name);
+      if (d == nullptr || !StillInSysfs(*d)) missing.push_back(name);
     }
     return missing;
   };
-  std::vector<std::string> missing = missing_from(*snap, /*check_sysfs=*/true);
+  std::vector<std::string> missing = missing_from(*snap);
   if (!missing.empty() && scanner_ != nullptr) {
     auto rescanned = Rescan(snap->generation);
     if (!rescanned.ok()) return rescanned.status();
     snap = *rescanned;
-    missing = missing_from(*snap, /*check_sysfs=*/false);
+    missing = missing_from(*snap);
   }
   if (!missing.empty()) {
     return absl::NotFoundError(absl::StrCat(

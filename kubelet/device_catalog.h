@@ -2,6 +2,7 @@
 // by a rescan when a claim names a device the snapshot lacks or whose sysfs directory vanished.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,11 +18,15 @@
 
 namespace liken::kubelet {
 
+// The clock scans are stamped with: monotonic, so a wall-clock step cannot make a fresh scan look stale.
+using ScanClock = std::chrono::steady_clock;
+
 // One immutable inventory, indexed by device name.
 struct InventorySnapshot {
   discovery::Inventory inventory;
   absl::flat_hash_map<std::string, size_t> by_name;  // index into inventory.published
   uint64_t generation = 0;                           // 0: nothing fed or scanned yet
+  ScanClock::time_point scan_started{};              // when the scan behind `inventory` began
 
   // The published device named `name`, or nullptr. Thread-safe (immutable).
   const discovery::PublishedDevice* Find(const std::string& name) const;
@@ -33,14 +38,17 @@ class DeviceCatalog {
   // `scanner` may be null (no rescans); it must outlive the catalog.
   explicit DeviceCatalog(discovery::Scanner* scanner);
 
-  // Replaces the snapshot and wakes watchers. Thread-safe.
-  void Update(discovery::Inventory inventory);
+  // Replaces the snapshot with `inventory`, whose scan began at `scan_started`, and wakes watchers; returns
+  // false (and changes nothing) when the current snapshot comes from a scan that began later, e.g. a rescan
+  // a prepare ran while the caller's scan was in flight. Thread-safe.
+  bool Update(discovery::Inventory inventory, ScanClock::time_point scan_started);
 
   // The current snapshot (never null). Thread-safe.
   std::shared_ptr<const InventorySnapshot> Current() const;
 
   // Returns the named devices as present now, in order. A name the snapshot lacks, or whose sysfs directory
-  // is gone, causes one rescan (concurrent callers share it). NotFound names every device still missing;
+  // is gone, causes one rescan (concurrent callers share it); the sysfs check applies to the rescanned
+  // snapshot too. NotFound names every device still missing;
   // a failed rescan is returned as Unavailable. Thread-safe.
   absl::StatusOr<std::vector<discovery::PublishedDevice>> Resolve(const std::vector<std::string>& names);
 

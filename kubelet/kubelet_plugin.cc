@@ -27,7 +27,6 @@ std::unique_ptr<grpc::Server> Listen(const std::string& path, const std::vector<
 KubeletPlugin::KubeletPlugin(KubeletPluginOptions options, discovery::Scanner* scanner,
                              informers::ClaimLookup* lookup, PluginObserver* observer)
     : options_(std::move(options)),
-      scanner_(scanner),
       lookup_(lookup),
       observer_(observer != nullptr ? observer : &default_observer_),
       catalog_(scanner),
@@ -111,10 +110,15 @@ void KubeletPlugin::Stop() {
   LogInfo("kubelet plugin stopped", {});
 }
 
-void KubeletPlugin::UpdateInventory(const discovery::Inventory& inventory) { catalog_.Update(inventory); }
+void KubeletPlugin::UpdateInventory(const discovery::Inventory& inventory, ScanClock::time_point scan_started) {
+  catalog_.Update(inventory, scan_started);
+}
 
-absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims(const discovery::Inventory& inventory) {
-  catalog_.Update(inventory);
+absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims(const discovery::Inventory& inventory,
+                                                         ScanClock::time_point scan_started) {
+  if (!catalog_.Update(inventory, scan_started)) {
+    LogInfo("ignoring an inventory older than the one a prepare rescanned", {});
+  }
   {
     absl::MutexLock lock(&mu_);
     if (!preparer_) return 0;

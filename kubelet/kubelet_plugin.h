@@ -45,7 +45,8 @@ struct KubeletPluginOptions {
 // `<kubelet-root>/plugins/liken.sh/claims/<claimUID>.json`. Thread-safe.
 class KubeletPlugin {
  public:
-  // `scanner` and `lookup` are borrowed and must outlive the plugin; `observer` may be null (no-op) and is
+  // `scanner` (for rescans when a claim names a device the last inventory lacks) and `lookup` are borrowed
+  // and must outlive the plugin; `observer` may be null (no-op) and is
   // borrowed too. Nothing happens until Start().
   KubeletPlugin(KubeletPluginOptions options, discovery::Scanner* scanner, informers::ClaimLookup* lookup,
                 PluginObserver* observer);
@@ -62,13 +63,17 @@ class KubeletPlugin {
   // grace), ends health streams, removes the DRA socket. Idempotent. Thread-safe.
   void Stop();
 
-  // Feeds the latest scan: claims resolve against it and health streams report it. Thread-safe.
-  void UpdateInventory(const discovery::Inventory& inventory);
+  // Feeds the latest scan, begun at `scan_started` (take ScanClock::now() before scanning): claims resolve
+  // against it and health streams report it. Ignored when the plugin already holds a scan that began later
+  // (a prepare's rescan); the default stamp is right only for an inventory scanned just now. Thread-safe.
+  void UpdateInventory(const discovery::Inventory& inventory,
+                       ScanClock::time_point scan_started = ScanClock::now());
 
   // For each reconcile pass: feeds `inventory` (as UpdateInventory) and rewrites the CDI specs of prepared
-  // claims whose device nodes changed or whose spec vanished. Returns how many specs it rewrote; fails
-  // (after doing the rest) when a write failed. Thread-safe.
-  absl::StatusOr<int> RefreshPreparedClaims(const discovery::Inventory& inventory);
+  // claims whose device nodes changed (against the freshest inventory held) or whose spec vanished. Returns
+  // how many specs it rewrote; fails (after doing the rest) when a write failed. Thread-safe.
+  absl::StatusOr<int> RefreshPreparedClaims(const discovery::Inventory& inventory,
+                                            ScanClock::time_point scan_started = ScanClock::now());
 
   // True after the kubelet confirmed the registration. Thread-safe.
   bool registered() const;
@@ -83,7 +88,6 @@ class KubeletPlugin {
   absl::Status StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const KubeletPluginOptions options_;
-  discovery::Scanner* const scanner_;
   informers::ClaimLookup* const lookup_;
   PluginObserver default_observer_;
   PluginObserver* const observer_;

@@ -55,5 +55,57 @@ TEST(SliceControllerTest, InformerEventsEnqueueOneKey) {
   EXPECT_EQ(queue.Len(), 1u);
 }
 
+TEST(SliceControllerTest, InvalidPoolIsNotRetriedBeforeTheResync) {
+  FakeClock clock;
+  FakeKubeClient client;
+  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u"}}}});
+  informers::Store cache;
+  SliceSync sync("n1", "liken.sh", &client, &cache, []() -> absl::StatusOr<std::vector<apis::ResourceSlice>> {
+    apis::ResourceSlice s;
+    s.metadata.name = "n1-liken.sh";
+    s.pool.name = "n1";
+    apis::SliceDevice d;
+    d.name = "Not_A_DNS_Label";
+    s.devices.push_back(d);
+    return std::vector<apis::ResourceSlice>{s};
+  });
+  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
+  SliceController controller(&sync, &queue, absl::Seconds(60));
+  controller.Enqueue();
+  ASSERT_TRUE(controller.ProcessOneForTest());
+  EXPECT_EQ(queue.NumRequeues(SliceController::kKey), 0) << "a permanent error is not rate-limited";
+  clock.Advance(absl::Seconds(30));
+  EXPECT_FALSE(controller.ProcessOneForTest()) << "no retry before the resync";
+  ASSERT_TRUE(queue.NextReadyTime().has_value());
+  EXPECT_EQ(*queue.NextReadyTime() - clock.Now(), absl::Seconds(30));
+  clock.Advance(absl::Seconds(30));
+  EXPECT_TRUE(controller.ProcessOneForTest());
+  EXPECT_EQ(controller.passes(), 2);
+}
+
+TEST(SliceControllerTest, PeriodicResyncReadsTheNodeAgain) {
+  FakeClock clock;
+  FakeKubeClient client;
+  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u1"}}}});
+  informers::Store cache;
+  SliceSync sync("n1", "liken.sh", &client, &cache, []() -> absl::StatusOr<std::vector<apis::ResourceSlice>> {
+    apis::ResourceSlice s;
+    s.metadata.name = "n1-liken.sh";
+    s.pool.name = "n1";
+    return std::vector<apis::ResourceSlice>{s};
+  });
+  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
+  SliceController controller(&sync, &queue, absl::Seconds(60));
+  controller.Enqueue();
+  ASSERT_TRUE(controller.ProcessOneForTest());
+  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u2"}}}});
+  controller.Enqueue();  // a trigger: no Node read
+  ASSERT_TRUE(controller.ProcessOneForTest());
+  EXPECT_EQ(client.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u1");
+  clock.Advance(absl::Seconds(60));
+  ASSERT_TRUE(controller.ProcessOneForTest());  // the resync
+  EXPECT_EQ(client.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u2");
+}
+
 }  // namespace
 }  // namespace liken::controller

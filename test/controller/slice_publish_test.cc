@@ -2,6 +2,8 @@
 // workqueue worker, against the loopback API server.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "controller/slice_controller.h"
 #include "controller/slice_sync.h"
@@ -18,6 +20,18 @@ namespace {
 using liken::testing::DriveUntil;
 using liken::testing::FakeApiServer;
 using liken::testing::FakeClock;
+
+// Waits (wall clock; the worker and the watch run on their own threads) until `cond` holds or `limit`
+// passes; returns `cond`'s last value. A bounded wait turns a hang into a test failure.
+template <typename Cond>
+bool WaitFor(Cond cond, absl::Duration limit = absl::Seconds(10)) {
+  const absl::Time deadline = absl::Now() + limit;
+  while (!cond()) {
+    if (absl::Now() >= deadline) return cond();
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 class EnqueueAll : public informers::EventHandler {
  public:
@@ -106,7 +120,7 @@ TEST_F(SlicePublishTest, PublishesThenStaysQuiet) {
   for (int i = 0; i < 5; ++i) {
     int passes = controller_->passes();
     queue_->Add(SliceController::kKey);
-    while (controller_->passes() == passes) std::this_thread::yield();
+    ASSERT_TRUE(WaitFor([&] { return controller_->passes() != passes; })) << "pass " << i << " never ran";
   }
   EXPECT_EQ(server_.CountWrites(), writes) << "idle: zero API writes";
   EXPECT_EQ(writes, 1);
@@ -118,7 +132,7 @@ TEST_F(SlicePublishTest, DeletedByTheKubeletIsPublishedAgain) {
   int64_t generation = Slice()["spec"]["pool"]["generation"];
   server_.Delete("resourceslices", "node-a-liken.sh");  // the kubelet's wipe at its start
   // The watch's DELETED event enqueues a pass right away: no clock movement needed, no resync wait.
-  while (Slice().is_null()) std::this_thread::yield();
+  ASSERT_TRUE(WaitFor([&] { return !Slice().is_null(); })) << "the slice was not published again";
   EXPECT_GT(Slice()["spec"]["pool"]["generation"].get<int64_t>(), generation);
 }
 
@@ -130,7 +144,7 @@ TEST_F(SlicePublishTest, HotPlugUpdatesTheSliceWithANewGeneration) {
     devices_ = 3;
   }
   queue_->Add(SliceController::kKey);  // what the uevent coalescer does
-  while (Slice()["spec"]["devices"].size() != 3) std::this_thread::yield();
+  ASSERT_TRUE(WaitFor([&] { return Slice()["spec"]["devices"].size() == 3; })) << "the hot-plug was not published";
   EXPECT_EQ(Slice()["spec"]["pool"]["generation"], 2);
 }
 

@@ -333,5 +333,88 @@ TEST_F(SliceSyncTest, OwnerReferenceIsAddedToAnExistingSlice) {
   EXPECT_EQ(Gen("node-a-liken.sh"), 1) << "content unchanged: no generation bump";
 }
 
+TEST_F(SliceSyncTest, RetryAfterAPartialFailureFinishesTheGenerationWithoutAnotherBump) {
+  devices_ = Devices(300);  // three slices in one pool
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  devices_[250] = Device(devices_[250].name, "changed");  // in the second slice
+  client_.PrependFailure("UPDATE", informers::ResourceSlicePath("node-a-liken.sh-1"),
+                         informers::StatusFromHttp(500, "{}"));
+  EXPECT_FALSE(SyncAndCatchUp().ok());
+  EXPECT_EQ(Gen("node-a-liken.sh"), 2);
+  EXPECT_EQ(Gen("node-a-liken.sh-1"), 1) << "its write failed";
+  EXPECT_EQ(Gen("node-a-liken.sh-2"), 2);
+  client_.ClearRequests();
+  auto r = SyncAndCatchUp();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(client_.Writes().size(), 1u) << "only the slice that lags behind is written";
+  EXPECT_EQ(Gen("node-a-liken.sh"), 2);
+  EXPECT_EQ(Gen("node-a-liken.sh-1"), 2);
+  EXPECT_EQ(Gen("node-a-liken.sh-2"), 2);
+  EXPECT_EQ(Slice("node-a-liken.sh-1")["spec"]["devices"][250 - 128]["attributes"]["liken.sh/model"]["string"],
+            "changed");
+  client_.ClearRequests();
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  EXPECT_TRUE(client_.Writes().empty());
+}
+
+TEST_F(SliceSyncTest, PartialFailureThenAnotherChangeBumpsAgain) {
+  devices_ = Devices(300);
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  devices_[250] = Device(devices_[250].name, "changed");
+  client_.PrependFailure("UPDATE", informers::ResourceSlicePath("node-a-liken.sh-1"),
+                         informers::StatusFromHttp(500, "{}"));
+  EXPECT_FALSE(SyncAndCatchUp().ok());
+  devices_[5] = Device(devices_[5].name, "changed too");  // new content: a new generation
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  EXPECT_EQ(Gen("node-a-liken.sh"), 3);
+  EXPECT_EQ(Gen("node-a-liken.sh-1"), 3);
+  EXPECT_EQ(Gen("node-a-liken.sh-2"), 3);
+}
+
+TEST_F(SliceSyncTest, NodeRecreatedUnderANewUidOwnsTheRepublishedSlice) {
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  client_.Put(informers::NodePath(kNode), {{"metadata", {{"name", kNode}, {"uid", "node-uid-2"}}}});
+  client_.Remove(informers::ResourceSlicePath("node-a-liken.sh"));  // the garbage collector
+  CatchUp();
+  auto r = SyncAndCatchUp();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->created, 1);
+  EXPECT_EQ(Slice("node-a-liken.sh")["metadata"]["ownerReferences"][0]["uid"], "node-uid-2");
+}
+
+TEST_F(SliceSyncTest, NodeRecreatedBeforeTheCacheSawTheDeletion) {
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  devices_[0] = Device(devices_[0].name, "changed");
+  client_.Put(informers::NodePath(kNode), {{"metadata", {{"name", kNode}, {"uid", "node-uid-2"}}}});
+  client_.Remove(informers::ResourceSlicePath("node-a-liken.sh"));  // the cache still has it
+  auto r = SyncAndCatchUp();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Slice("node-a-liken.sh")["metadata"]["ownerReferences"][0]["uid"], "node-uid-2");
+}
+
+TEST_F(SliceSyncTest, RecheckOwnerMovesExistingSlicesToTheNewNode) {
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  client_.Put(informers::NodePath(kNode), {{"metadata", {{"name", kNode}, {"uid", "node-uid-2"}}}});
+  client_.ClearRequests();
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  EXPECT_TRUE(client_.Writes().empty()) << "the Node is not read on every pass";
+  sync_->RecheckOwner();
+  auto r = SyncAndCatchUp();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->updated, 1);
+  EXPECT_EQ(Slice("node-a-liken.sh")["metadata"]["ownerReferences"][0]["uid"], "node-uid-2");
+  EXPECT_EQ(Gen("node-a-liken.sh"), 1) << "same content: no bump";
+}
+
+TEST_F(SliceSyncTest, NodeThatIsNotAnObjectIsAnErrorNotACrash) {
+  client_.Put(informers::NodePath(kNode), nlohmann::json::array({1, 2}));
+  auto r = sync_->Sync();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+  client_.Put(informers::NodePath(kNode), {{"metadata", "oops"}});
+  r = sync_->Sync();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+  EXPECT_TRUE(client_.Writes().empty());
+}
+
 }  // namespace
 }  // namespace liken::controller

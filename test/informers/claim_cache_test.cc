@@ -155,6 +155,35 @@ TEST_F(ClaimCacheTest, AnUnallocatedCachedClaimIsReadAgain) {
   cache_->Stop();
 }
 
+TEST_F(ClaimCacheTest, PodStatusUpdateDoesNotFetchItsClaimsAgain) {
+  server_.Upsert("resourceclaims", Claim("c1"));
+  server_.Upsert("resourceclaims", Claim("c2"));
+  server_.Upsert("resourceclaims", Claim("c3"));
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "c1", "c2"));
+  cache_->Start();
+  DriveUntil(&clock_, [&] { return Cached("ns1/c1") && Cached("ns1/c2"); });
+  const int gets1 = server_.CountRequests(ResourceClaimPath("ns1", "c1"), false);
+  const int gets2 = server_.CountRequests(ResourceClaimPath("ns1", "c2"), false);
+  // Status changes (phase, conditions) that name the same claims.
+  for (int i = 0; i < 3; ++i) {
+    nlohmann::json pod = PodWithClaims("p1", "node-a", "c1", "c2");
+    pod["status"]["phase"] = i == 0 ? "Pending" : "Running";
+    pod["status"]["conditions"] = {{{"type", "Ready"}, {"status", i == 2 ? "True" : "False"}}};
+    server_.Upsert("pods", pod);
+  }
+  // A later update that names one more claim; the worker handles keys in order, so once c3 is cached
+  // every key the status updates queued has been handled.
+  nlohmann::json pod = PodWithClaims("p1", "node-a", "c1", "c2");
+  pod["spec"]["resourceClaims"].push_back({{"name", "more"}, {"resourceClaimName", "c3"}});
+  server_.Upsert("pods", pod);
+  DriveUntil(&clock_, [&] { return Cached("ns1/c3"); });
+  EXPECT_EQ(server_.CountRequests(ResourceClaimPath("ns1", "c1"), false), gets1) << "no GET per status update";
+  EXPECT_EQ(server_.CountRequests(ResourceClaimPath("ns1", "c2"), false), gets2);
+  EXPECT_TRUE(Cached("ns1/c1"));
+  EXPECT_TRUE(Cached("ns1/c2"));
+  cache_->Stop();
+}
+
 TEST_F(ClaimCacheTest, ClaimsOnOtherNodesCostZeroBytes) {
   server_.Upsert("resourceclaims", Claim("mine"));
   server_.Upsert("pods", PodWithClaims("p1", "node-a", "mine"));

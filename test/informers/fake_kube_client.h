@@ -124,8 +124,13 @@ class FakeKubeClient final : public informers::KubeClient {
   // Stores `object` at `path` directly (someone else's write); assigns uid/resourceVersion when absent.
   void Put(const std::string& path, nlohmann::json object) {
     absl::MutexLock lock(&mu_);
-    if (!object["metadata"].contains("uid")) object["metadata"]["uid"] = absl::StrCat("uid-", ++uids_);
-    object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    // Malformed objects (not an object, metadata not an object) are stored as given.
+    if (object.is_object() && (!object.contains("metadata") || object["metadata"].is_object())) {
+      if (!object["metadata"].contains("uid")) object["metadata"]["uid"] = absl::StrCat("uid-", ++uids_);
+      object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    } else {
+      ++rv_;
+    }
     objects_[path] = std::move(object);
   }
 

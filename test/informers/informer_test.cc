@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "controller/clock.h"
 #include "informers/rest_client.h"
 #include "test/controller/fake_clock.h"
@@ -133,6 +135,37 @@ TEST_F(InformerTest, GoneAsHttpStatusRelists) {
   informer->Start();
   DriveUntil(&clock_, [&] { return informer->lists() >= 2; });
   EXPECT_EQ(server_.CountRequests(PodsPath(), false), 2);
+  informer->Stop();
+}
+
+TEST_F(InformerTest, GoneOnEveryWatchBacksOffInsteadOfSpinning) {
+  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") == 0) return false;
+    out.Respond(410, R"({"kind":"Status","code":410,"reason":"Gone","message":"too old"})");
+    return true;
+  });
+  auto informer = NewPodInformer();  // backoff 500ms doubling, jitter x[1, 1.5)
+  informer->Start();
+  // Waits (wall clock, bounded) until the informer parks on the fake clock.
+  auto parked = [&] {
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    while (clock_.waiters() == 0) {
+      if (absl::Now() >= deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  };
+  ASSERT_TRUE(parked()) << "LIST+WATCH spins without waiting; lists so far: " << informer->lists();
+  EXPECT_EQ(informer->lists(), 1);
+  // 10s of fake time: waits of 0.5-0.75, 1-1.5, 2-3, 4-6, 8-12s fit at most 5 relists (a spin: thousands).
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(parked());
+    clock_.Advance(absl::Milliseconds(100));
+    absl::SleepFor(absl::Milliseconds(5));  // lets a woken informer relist and park again
+  }
+  ASSERT_TRUE(parked());
+  EXPECT_GE(informer->lists(), 2);
+  EXPECT_LE(informer->lists(), 6);
   informer->Stop();
 }
 

@@ -43,9 +43,12 @@ TEST(ClaimCheckpointTest, SaveLoadRemoveAndBootSeparation) {
   ASSERT_EQ(contents->current_boot.size(), 1u);
   EXPECT_EQ(contents->current_boot[0], SampleClaim("new"));
   EXPECT_EQ(contents->previous_boot_uids, std::vector<std::string>{"old"});
-  EXPECT_EQ(contents->unreadable, std::vector<std::string>{"broken.json"});
+  EXPECT_EQ(contents->unreadable_uids, std::vector<std::string>{"broken"});
+  EXPECT_TRUE(now.Exists("new"));
+  EXPECT_TRUE(now.Exists("broken"));
   LIKEN_ASSERT_OK(now.Remove("new"));
   LIKEN_ASSERT_OK(now.Remove("new"));
+  EXPECT_FALSE(now.Exists("new"));
   contents = now.Load();
   LIKEN_ASSERT_OK(contents);
   EXPECT_TRUE(contents->current_boot.empty());

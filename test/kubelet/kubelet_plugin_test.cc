@@ -272,6 +272,101 @@ TEST_P(KubeletPluginTest, RestartRestoresSpecsThatVanishedWhileDown) {
   EXPECT_FALSE(Exists(cdi_root_ + "/liken.sh-orphan-uid.json")) << "a spec no record accounts for survived";
 }
 
+TEST_P(KubeletPluginTest, UnreadableRecordKeepsItsClaimsSpec) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
+  kubelet_.reset();
+  plugin_.reset();
+  // A newer driver version wrote this record, then was rolled back; the other one is damaged.
+  const std::string newer = R"({"version":2,"bootID":"boot-1","claim":{"uid":")" + std::string(kGpuUid) + R"("}})";
+  WriteFile(RecordPath(kGpuUid), newer);
+  WriteFile(RecordPath(kUsbUid), "{\"version\":1,");
+  StartPlugin();
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec()) << "the spec of a claim in use was removed";
+  EXPECT_TRUE(Exists(SpecPath(kUsbUid))) << "the spec of a claim in use was removed";
+  EXPECT_TRUE(Exists(RecordPath(kGpuUid)));
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+  // The kubelet's unprepare still cleans up.
+  auto un = kubelet_->Unprepare({Gpu(), Usb()});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kGpuUid), "");
+  EXPECT_FALSE(Exists(SpecPath(kGpuUid)));
+  EXPECT_FALSE(Exists(RecordPath(kGpuUid)));
+  EXPECT_FALSE(Exists(SpecPath(kUsbUid)));
+  EXPECT_FALSE(Exists(RecordPath(kUsbUid)));
+}
+
+TEST_P(KubeletPluginTest, ClaimUnpreparedByTheOtherPodOfARollingUpdateIsForgottenNotRewritten) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
+  ASSERT_EQ(plugin_->prepared_claims(), 2u);
+  // The new driver pod, sharing both directories, unprepares both claims: spec first, then the record.
+  for (const std::string& uid : {std::string(kGpuUid), std::string(kUsbUid)}) {
+    ASSERT_EQ(::unlink(SpecPath(uid).c_str()), 0);
+    ASSERT_EQ(::unlink(RecordPath(uid).c_str()), 0);
+  }
+  // This pod's reconcile pass must not resurrect the GPU claim's spec.
+  auto refreshed = plugin_->RefreshPreparedClaims(inventory_);
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(*refreshed, 0);
+  EXPECT_FALSE(Exists(SpecPath(kGpuUid)));
+  EXPECT_FALSE(Exists(RecordPath(kGpuUid)));
+  EXPECT_FALSE(Exists(SpecPath(kUsbUid)));
+  EXPECT_FALSE(Exists(RecordPath(kUsbUid)));
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+  EXPECT_EQ(observer_.gauge.load(), 0u);
+  // A prepare that reaches this pod later prepares afresh (reads the claim, writes record and spec).
+  int gets = lookup_.gets();
+  auto again = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(again);
+  EXPECT_EQ(again->at(kGpuUid).error, "");
+  EXPECT_EQ(lookup_.gets(), gets + 1);
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  EXPECT_TRUE(Exists(RecordPath(kGpuUid)));
+  EXPECT_EQ(plugin_->prepared_claims(), 1u);
+}
+
+TEST_P(KubeletPluginTest, PrepareOfAClaimUnpreparedByTheOtherPodPreparesAfresh) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
+  ASSERT_EQ(::unlink(SpecPath(kUsbUid).c_str()), 0);
+  ASSERT_EQ(::unlink(RecordPath(kUsbUid).c_str()), 0);
+  // The claim now holds a replugged adapter: the recorded answer would be stale.
+  discovery::PublishedDevice replugged = UsbSerial();
+  replugged.nodes[0] = Node("/dev/bus/usb/001/007", 189, 6, "usb");
+  plugin_->UpdateInventory(InventoryOf({GpuRender(), GpuDisplay(), replugged}));
+  int gets = lookup_.gets();
+  auto again = kubelet_->Prepare({Usb()});
+  LIKEN_ASSERT_OK(again);
+  EXPECT_EQ(again->at(kUsbUid).error, "");
+  EXPECT_EQ(lookup_.gets(), gets + 1) << "the forgotten claim was answered from memory";
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(replugged.nodes));
+  EXPECT_TRUE(Exists(RecordPath(kUsbUid)));
+  EXPECT_EQ(plugin_->prepared_claims(), 1u);
+}
+
+TEST_P(KubeletPluginTest, RefreshIgnoresAnInventoryOlderThanAPreparesRescan) {
+  plugin_->UpdateInventory(InventoryOf({GpuRender(), GpuDisplay()}));  // the adapter appeared after the last pass
+  // The reconcile loop starts a scan and sees the adapter's old nodes ...
+  const auto scan_started = kubelet::ScanClock::now();
+  discovery::Inventory old_scan = InventoryOf({GpuRender(), GpuDisplay(), UsbSerial()});
+  // ... meanwhile it is replugged and a prepare rescans, finding the new nodes.
+  discovery::PublishedDevice replugged = UsbSerial();
+  replugged.nodes[0] = Node("/dev/bus/usb/001/007", 189, 6, "usb");
+  scanner_.Set(InventoryOf({GpuRender(), GpuDisplay(), replugged}));
+  auto answer = kubelet_->Prepare({Usb()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_EQ(answer->at(kUsbUid).error, "");
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(replugged.nodes));
+  // The older scan arrives last: it must not take the spec back to the old nodes.
+  auto refreshed = plugin_->RefreshPreparedClaims(old_scan, scan_started);
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(*refreshed, 0);
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(replugged.nodes));
+  // A scan begun later is taken.
+  auto later = plugin_->RefreshPreparedClaims(old_scan, kubelet::ScanClock::now());
+  LIKEN_ASSERT_OK(later);
+  EXPECT_EQ(*later, 1);
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(UsbSerial().nodes));
+}
+
 TEST_P(KubeletPluginTest, RebootIsNotMistakenForRestart) {
   LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
   kubelet_.reset();
@@ -387,6 +482,22 @@ TEST_P(KubeletPluginTest, HundredClaimsInOneCall) {
 }
 
 TEST_P(KubeletPluginTest, ConcurrentCallsForManyClaims) {
+  {
+    // One claim's slow API read does not hold up another claim's prepare.
+    auto gate = lookup_.HoldNext("ns", "gpu");
+    absl::StatusOr<std::map<std::string, ClaimAnswer>> held;
+    std::thread slow([&] { held = kubelet_->Prepare({Gpu()}); });
+    gate->entered.WaitForNotification();
+    auto other = kubelet_->Prepare({Usb()});
+    EXPECT_FALSE(gate->release.HasBeenNotified());
+    gate->release.Notify();
+    slow.join();
+    LIKEN_ASSERT_OK(other);
+    EXPECT_EQ(other->at(kUsbUid).error, "");
+    LIKEN_ASSERT_OK(held);
+    EXPECT_EQ(held->at(kGpuUid).error, "");
+    LIKEN_ASSERT_OK(kubelet_->Unprepare({Gpu(), Usb()}));
+  }
   constexpr int kThreads = 8;
   constexpr int kClaimsPerThread = 12;
   auto devices = NumberedDevices(kThreads * kClaimsPerThread);
@@ -569,6 +680,18 @@ TEST_P(KubeletPluginTest, StopRemovesItsSocketsAndRestartClearsStaleOnes) {
   EXPECT_FALSE(Exists(reg));
   EXPECT_FALSE(Exists(dra));
   plugin_.reset();
+  // Something that is not a socket sits at the DRA socket path: it is not removed, and the plugin does not
+  // start. (The gRPC server would unlink it itself: the check has to come first.)
+  WriteFile(dra, "not a socket");
+  {
+    kubelet::KubeletPlugin blocked(Options(), &scanner_, &lookup_, &observer_);
+    EXPECT_EQ(blocked.Start().code(), absl::StatusCode::kFailedPrecondition);
+  }
+  ASSERT_TRUE(Exists(dra));
+  auto content = ReadFileToString(dra);
+  LIKEN_ASSERT_OK(content);
+  EXPECT_EQ(*content, "not a socket");
+  ASSERT_EQ(::unlink(dra.c_str()), 0);
   // A crashed instance left its sockets behind.
   for (const std::string& path : {reg, dra}) {
     int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
