@@ -11,17 +11,20 @@ namespace {
 using liken::testing::FakeClock;
 using liken::testing::FakeKubeClient;
 
+// The desired state of node n1: one empty slice.
+absl::StatusOr<std::vector<apis::ResourceSlice>> OneSlice() {
+  apis::ResourceSlice s;
+  s.metadata.name = "n1-liken.sh";
+  s.pool.name = "n1";
+  return std::vector<apis::ResourceSlice>{s};
+}
+
 TEST(SliceControllerTest, RetriesWithBackoffThenResyncsPeriodically) {
   FakeClock clock;
   FakeKubeClient client;
   client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u"}}}});
   informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache, []() -> absl::StatusOr<std::vector<apis::ResourceSlice>> {
-    apis::ResourceSlice s;
-    s.metadata.name = "n1-liken.sh";
-    s.pool.name = "n1";
-    return std::vector<apis::ResourceSlice>{s};
-  });
+  SliceSync sync("n1", "liken.sh", &client, &cache, OneSlice);
   WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
   int after = 0;
   SliceController controller(&sync, &queue, absl::Seconds(60), [&] { ++after; });
@@ -88,12 +91,7 @@ TEST(SliceControllerTest, PeriodicResyncReadsTheNodeAgain) {
   FakeKubeClient client;
   client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u1"}}}});
   informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache, []() -> absl::StatusOr<std::vector<apis::ResourceSlice>> {
-    apis::ResourceSlice s;
-    s.metadata.name = "n1-liken.sh";
-    s.pool.name = "n1";
-    return std::vector<apis::ResourceSlice>{s};
-  });
+  SliceSync sync("n1", "liken.sh", &client, &cache, OneSlice);
   WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
   SliceController controller(&sync, &queue, absl::Seconds(60));
   controller.Enqueue();
