@@ -46,10 +46,16 @@ bool ParseObjectMeta(const nlohmann::json& j, ObjectMeta* out, std::string* erro
         return false;
       }
       OwnerReference ref;
-      ref.api_version = o.value("apiVersion", "");
-      ref.kind = o.value("kind", "");
-      ref.name = o.value("name", "");
-      ref.uid = o.value("uid", "");
+      for (auto [key, dst] : {std::pair<const char*, std::string*>{"apiVersion", &ref.api_version},
+                              {"kind", &ref.kind}, {"name", &ref.name}, {"uid", &ref.uid}}) {
+        auto f = o.find(key);
+        if (f == o.end() || f->is_null()) continue;
+        if (!f->is_string()) {
+          *error = std::string("metadata.ownerReferences[].") + key + " is not a string";
+          return false;
+        }
+        *dst = f->get<std::string>();
+      }
       if (o.contains("controller") && o["controller"].is_boolean()) ref.controller = o["controller"].get<bool>();
       meta.owner_references.push_back(std::move(ref));
     }

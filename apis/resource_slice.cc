@@ -149,6 +149,9 @@ absl::Status ValidateResourceSlice(const ResourceSlice& slice) {
     return absl::InvalidArgumentError(absl::StrCat("slice name '", slice.metadata.name, "' is not a DNS subdomain"));
   }
   if (!IsDnsSubdomain(slice.driver)) return absl::InvalidArgumentError("driver is not a DNS subdomain");
+  if (!slice.node_name.empty() && !IsDnsSubdomain(slice.node_name)) {
+    return absl::InvalidArgumentError(absl::StrCat("node name '", slice.node_name, "' is not a DNS subdomain"));
+  }
   if (slice.pool.name.empty() || slice.pool.name.size() > kMaxDnsSubdomainLength) {
     return absl::InvalidArgumentError("pool name is empty or too long");
   }

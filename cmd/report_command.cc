@@ -37,7 +37,7 @@ int ReportCommand(int argc, char** argv) {
     std::fprintf(stderr, "liken-dra report: %s\n", std::string(inventory.status().message()).c_str());
     return 1;
   }
-  std::string out = format == "json" ? discovery::ReportToJson(*inventory).dump(2) + "\n"
+  std::string out = format == "json" ? discovery::ReportToJson(*inventory).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
                                      : discovery::ReportToText(*inventory);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;

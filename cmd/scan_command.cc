@@ -30,6 +30,11 @@ int ScanCommand(int argc, char** argv) {
     std::fprintf(stderr, "liken-dra scan: --node-name is required\n");
     return 2;
   }
+  if (!apis::IsDnsSubdomain(node) || !apis::IsDnsSubdomain(discovery::PrimarySliceName(node) + "-99")) {
+    std::fprintf(stderr, "liken-dra scan: --node-name '%s' is not a node name whose slices can be named "
+                 "(a DNS subdomain of at most 241 characters)\n", node.c_str());
+    return 2;
+  }
   std::string format = flags->Get("o", flags->Get("output", "yaml"));
   if (format != "yaml" && format != "json") {
     std::fprintf(stderr, "liken-dra scan: -o must be yaml or json\n");
@@ -82,7 +87,7 @@ int ScanCommand(int argc, char** argv) {
     item["spec"] = std::move(spec);
     list["items"].push_back(std::move(item));
   }
-  std::string out = format == "json" ? list.dump(2) + "\n" : JsonToYaml(list);
+  std::string out = format == "json" ? list.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : JsonToYaml(list);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

@@ -109,7 +109,7 @@ void Walk(const std::string& dir, int depth, bool inside_sound, WalkResult* resu
       walked.node.subsystem = subsystem;
       walked.node.type = subsystem == "block" ? 'b' : 'c';
       if (walked.node.path.empty()) {
-        result->warnings.push_back({dir, "DEVNAME '" + devname->second + "' is not a safe /dev name; node skipped"});
+        result->warnings.push_back({dir, "DEVNAME is not a safe /dev name; node skipped"});
       } else if (!dev.ok() || !ParseDevNumbers(*dev, &walked.node.major, &walked.node.minor)) {
         result->warnings.push_back({dir, "unreadable or malformed `dev` file; node skipped"});
       } else {

@@ -83,6 +83,10 @@ class ScanPass {
     }
     for (const auto& name : *names) {
       std::string entry = dir + "/" + name;
+      if (!IsCleanUtf8(name)) {
+        Warn(dir, "an entry whose name is not valid UTF-8 text; skipped");
+        continue;
+      }
       auto target = ReadLink(entry);
       std::string resolved = target.ok() ? ResolveRelative(dir, *target) : entry;
       if (target.ok() && resolved.rfind(devices_root_ + "/", 0) != 0) {
@@ -187,6 +191,11 @@ class ScanPass {
   }
 
   void AddUnclaimed(const std::string& bus, const std::string& address, const std::string& modalias) {
+    if (!IsCleanUtf8(modalias)) {
+      Warn(address, "modalias left out: not valid UTF-8 text");
+      inventory_->unclaimed.push_back({bus, address, "", {}});
+      return;
+    }
     inventory_->unclaimed.push_back({bus, address, modalias, {}});
   }
 

@@ -54,6 +54,19 @@ fi
 check "run stops on SIGTERM within 20 s while the API server is unreachable" '[ $rc -eq 0 ]'
 check "and removes its sockets" '[ -z "$(find "$tmp/k" -name "*.sock")" ]'
 
+"$bin" scan --node-name "Not_A_Node" --sysfs-root "$tmp/sys" >/dev/null 2>"$tmp/err"; rc=$?
+check "an invalid node name is a usage error" '[ $rc -eq 2 ] && grep -q "node name" "$tmp/err"'
+"$bin" scan --node-name "$(printf 'a%.0s' $(seq 1 250))" --sysfs-root "$tmp/sys" >/dev/null 2>&1; rc=$?
+check "a node name too long for its slice names is a usage error" '[ $rc -eq 2 ]'
+# Bytes that are not UTF-8 in sysfs never crash the JSON output.
+mkdir -p "$tmp/bad/sys/devices/pci0000:00/0000:00:05.0" "$tmp/bad/sys/bus/pci/devices"
+printf 'SUBSYSTEM=pci\n' >"$tmp/bad/sys/devices/pci0000:00/0000:00:05.0/uevent"
+printf 'pci:v\377\376\n' >"$tmp/bad/sys/devices/pci0000:00/0000:00:05.0/modalias"
+printf '0x0c0330\n' >"$tmp/bad/sys/devices/pci0000:00/0000:00:05.0/class"
+ln -s ../../../devices/pci0000:00/0000:00:05.0 "$tmp/bad/sys/bus/pci/devices/0000:00:05.0"
+"$bin" report -o json --sysfs-root "$tmp/bad/sys" >"$tmp/bad.json" 2>/dev/null; rc=$?
+check "report -o json survives a modalias that is not UTF-8" '[ $rc -eq 0 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"unclaimed\"][0][\"modalias\"] == \"\"" "$tmp/bad.json"'
+
 "$bin" frobnicate >/dev/null 2>&1; rc=$?
 check "an unknown command is a usage error" '[ $rc -eq 2 ]'
 exit $fail
