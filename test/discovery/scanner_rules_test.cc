@@ -416,7 +416,10 @@ TEST_F(ScannerRulesTest, OddSysfsIsSkippedWithWarnings) {
 
 TEST_F(ScannerRulesTest, NamesThatCannotBeDeviceNamesAreSkippedAndUnreadableFilesLeftOut) {
   AddXhciWithRootHub(tree_);
-  std::string dev = AddUsbDevice(tree_, kRootHub, "1-\xff", 1, 3, "0403", "6001");
+  std::string dev = AddUsbDevice(tree_, kRootHub, "1-\xc3\xa9", 1, 3, "0403", "6001");  // "1-é": no DNS label
+  std::string junk = AddUsbDevice(tree_, kRootHub, "1-\xff", 1, 5, "0403", "6001");    // not even UTF-8
+  std::string junk_itf = AddUsbInterface(tree_, junk, 0, "ff", "ftdi_sio");
+  tree_.ClassDevice(junk_itf + "/tty/ttyUSB2", "tty", "ttyUSB2", "188:2");
   std::string itf = AddUsbInterface(tree_, dev, 0, "ff", "ftdi_sio");
   tree_.ClassDevice(itf + "/tty/ttyUSB0", "tty", "ttyUSB0", "188:0");
   std::string ok = AddUsbDevice(tree_, kRootHub, "1-2", 1, 4, "0403", "6001");
@@ -428,9 +431,13 @@ TEST_F(ScannerRulesTest, NamesThatCannotBeDeviceNamesAreSkippedAndUnreadableFile
   EXPECT_THAT(Names(inv), ElementsAre("usb-1-2-1-0"));
   EXPECT_EQ(Str(inv.published[0], kAttrSerial), "<absent>");
   EXPECT_EQ(Str(inv.published[0], kAttrName), "<absent>");
-  bool warned = false;
-  for (const auto& w : inv.warnings) warned |= w.message.find("not a valid DNS label") != std::string::npos;
-  EXPECT_TRUE(warned);
+  bool warned_dns = false, warned_utf8 = false;
+  for (const auto& w : inv.warnings) {
+    warned_dns |= w.message.find("not a valid DNS label") != std::string::npos;
+    warned_utf8 |= w.message.find("not valid UTF-8") != std::string::npos;
+  }
+  EXPECT_TRUE(warned_dns);
+  EXPECT_TRUE(warned_utf8);
 }
 
 TEST_F(ScannerRulesTest, MissingSysfsIsAnError) {
