@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "informers/forwarding_handler.h"
 #include "common/log.h"
 #include "controller/clock.h"
 #include "controller/metrics.h"
@@ -47,19 +48,6 @@ std::string Env(const char* name) {
 }
 
 // Enqueues the one slice key on any informer event (handlers only enqueue).
-class EnqueueHandler final : public informers::EventHandler {
- public:
-  explicit EnqueueHandler(controller::WorkQueue* queue) : queue_(queue) {}
-  void OnAdd(const informers::ObjectPtr&) override { queue_->Add(controller::SliceController::kKey); }
-  void OnUpdate(const informers::ObjectPtr&, const informers::ObjectPtr&) override {
-    queue_->Add(controller::SliceController::kKey);
-  }
-  void OnDelete(const informers::ObjectPtr&) override { queue_->Add(controller::SliceController::kKey); }
-
- private:
-  controller::WorkQueue* const queue_;
-};
-
 // The latest inventory, shared by the sync pass and the claim refresh that follows it.
 class LastInventory {
  public:
@@ -188,7 +176,7 @@ int RunCommand(int argc, char** argv) {
                               controller::NewControllerRateLimiter(clock.get(), absl::Milliseconds(5),
                                                                    absl::Seconds(30), 10, 100),
                               &metrics);
-  EnqueueHandler enqueue(&queue);
+  informers::ForwardingHandler enqueue;  // to `reconcile`, built below
   informers::InformerOptions slice_options;
   slice_options.resource = "resourceslices";
   slice_options.path = informers::ResourceSlicesPath();
@@ -220,7 +208,7 @@ int RunCommand(int argc, char** argv) {
     }
   });
   controller::Coalescer coalescer(clock.get(), absl::Milliseconds(50), absl::Milliseconds(250),
-                                  [&] { queue.Add(controller::SliceController::kKey); });
+                                  [&] { reconcile.Enqueue(); });
   std::unique_ptr<controller::UeventListener> uevents;
   if (!flags->Has("no-uevents")) {
     auto source = controller::OpenNetlinkUevents();
@@ -239,6 +227,7 @@ int RunCommand(int argc, char** argv) {
     claims.Stop();
     return 1;
   }
+  enqueue.set_target(&reconcile);
   slices.Start();
   coalescer.Start();
   if (uevents != nullptr) uevents->Start();

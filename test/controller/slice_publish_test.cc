@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/slice_controller.h"
+#include "informers/forwarding_handler.h"
 #include "controller/slice_sync.h"
 #include "controller/workqueue.h"
 #include "informers/informer.h"
@@ -33,17 +34,6 @@ bool WaitFor(Cond cond, absl::Duration limit = absl::Seconds(10)) {
   return true;
 }
 
-class EnqueueAll : public informers::EventHandler {
- public:
-  explicit EnqueueAll(WorkQueue* q) : q_(q) {}
-  void OnAdd(const informers::ObjectPtr&) override { q_->Add(SliceController::kKey); }
-  void OnUpdate(const informers::ObjectPtr&, const informers::ObjectPtr&) override { q_->Add(SliceController::kKey); }
-  void OnDelete(const informers::ObjectPtr&) override { q_->Add(SliceController::kKey); }
-
- private:
-  WorkQueue* q_;
-};
-
 class SlicePublishTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -54,16 +44,16 @@ class SlicePublishTest : public ::testing::Test {
     config.max_retries = 0;
     client_ = *informers::NewRestClient(config, &clock_);
     queue_ = std::make_unique<WorkQueue>(&clock_, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(1)));
-    handler_ = std::make_unique<EnqueueAll>(queue_.get());
     informers::InformerOptions options;
     options.resource = "resourceslices";
     options.path = informers::ResourceSlicesPath();
     options.field_selector = "spec.nodeName=node-a,spec.driver=liken.sh";
-    informer_ = std::make_unique<informers::Informer>(client_.get(), &clock_, options, handler_.get());
+    informer_ = std::make_unique<informers::Informer>(client_.get(), &clock_, options, &handler_);
     sync_ = std::make_unique<SliceSync>("node-a", "liken.sh", client_.get(), informer_->store(), [this] {
       return absl::StatusOr<std::vector<apis::ResourceSlice>>(Desired());
     });
     controller_ = std::make_unique<SliceController>(sync_.get(), queue_.get(), absl::Seconds(60));
+    handler_.set_target(controller_.get());  // the daemon's wiring
   }
 
   void TearDown() override {
@@ -98,7 +88,7 @@ class SlicePublishTest : public ::testing::Test {
   FakeClock clock_;
   std::unique_ptr<informers::KubeClient> client_;
   std::unique_ptr<WorkQueue> queue_;
-  std::unique_ptr<EnqueueAll> handler_;
+  informers::ForwardingHandler handler_;
   std::unique_ptr<informers::Informer> informer_;
   std::unique_ptr<SliceSync> sync_;
   std::unique_ptr<SliceController> controller_;
