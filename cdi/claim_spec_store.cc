@@ -37,37 +37,15 @@ absl::Status ClaimSpecStore::Write(absl::string_view claim_uid, const Spec& spec
 
 absl::StatusOr<Spec> ClaimSpecStore::Read(absl::string_view claim_uid) const {
   std::string path = absl::StrCat(root_, "/", FileName(claim_uid));
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    int err = errno;
-    if (err == ENOENT) return absl::NotFoundError(absl::StrCat("no CDI spec ", path));
-    if (err == ELOOP) return absl::FailedPreconditionError(absl::StrCat(path, " is a symlink, not a CDI spec"));
-    return absl::InternalError(absl::StrCat("open ", path, ": ", std::strerror(err)));
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(path, " is not a regular file"));
-  }
-  std::string text;
-  char buffer[16384];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return absl::InternalError(absl::StrCat("read ", path, ": ", std::strerror(err)));
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-    if (text.size() > kMaxSpecBytes) {
-      ::close(fd);
+  auto text = ReadRegularFile(path, kMaxSpecBytes, FinalSymlink::kRefuse);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) return absl::NotFoundError(absl::StrCat("no CDI spec ", path));
+    if (absl::IsOutOfRange(text.status())) {
       return absl::InvalidArgumentError(absl::StrCat(path, " is larger than ", kMaxSpecBytes, " bytes"));
     }
+    return text.status();
   }
-  ::close(fd);
-  auto spec = ParseSpec(text);
+  auto spec = ParseSpec(*text);
   if (!spec.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", spec.status().message()));
   return spec;
 }

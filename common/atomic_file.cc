@@ -1,5 +1,6 @@
 #include "common/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
@@ -42,6 +44,8 @@ uint64_t TempNameBits() {
   return absl::Uniform<uint64_t>(gen);
 }
 
+constexpr char kTempMarker[] = ".tmp.";
+
 bool ValidName(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
 }
@@ -58,7 +62,7 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
   std::string temp;
   int fd = -1;
   for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-    temp = absl::StrCat(".", name, ".tmp.", ::getpid(), ".", absl::Hex(TempNameBits()));
+    temp = absl::StrCat(".", name, kTempMarker, ::getpid(), ".", absl::Hex(TempNameBits()));
     fd = ::openat(dirfd.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 && errno != EEXIST) break;
   }
@@ -107,6 +111,42 @@ absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name
   }
   ::fsync(dirfd.get());
   return absl::OkStatus();
+}
+
+absl::StatusOr<int> RemoveLeftoverTempFiles(const std::string& dir,
+                                            const std::function<bool(std::string_view target)>& match) {
+  FdCloser dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dirfd.get() < 0) {
+    if (errno == ENOENT) return 0;
+    return FileError(errno, absl::StrCat("open directory ", dir));
+  }
+  int listfd = ::dup(dirfd.get());
+  if (listfd < 0) return FileError(errno, absl::StrCat("list directory ", dir));
+  DIR* listing = ::fdopendir(listfd);
+  if (listing == nullptr) {
+    int err = errno;
+    ::close(listfd);
+    return FileError(err, absl::StrCat("list directory ", dir));
+  }
+  std::vector<std::string> leftovers;
+  while (struct dirent* entry = ::readdir(listing)) {
+    std::string_view name = entry->d_name;
+    if (name.size() < 2 || name[0] != '.') continue;
+    size_t marker = name.rfind(kTempMarker);
+    if (marker == std::string_view::npos || marker <= 1) continue;  // ".<target>.tmp."
+    if (match(name.substr(1, marker - 1))) leftovers.emplace_back(name);
+  }
+  ::closedir(listing);
+  int removed = 0;
+  for (const auto& name : leftovers) {
+    if (::unlinkat(dirfd.get(), name.c_str(), 0) != 0) {
+      if (errno == ENOENT) continue;
+      return FileError(errno, absl::StrCat("remove ", dir, "/", name));
+    }
+    ++removed;
+  }
+  if (removed > 0) ::fsync(dirfd.get());
+  return removed;
 }
 
 }  // namespace liken

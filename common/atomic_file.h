@@ -1,10 +1,12 @@
 // Crash-safe file replacement: temp file in the same directory, fsync, rename, fsync of the directory.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace liken {
 
@@ -16,5 +18,11 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
 
 // Removes `dir`/`name`; succeeds when it is already absent. Never follows a symlink in `dir`. Thread-safe.
 absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name);
+
+// Removes the temp files a crashed WriteFileAtomically left in `dir`: `.<target>.tmp.<suffix>` for each
+// target name `match` accepts. Returns how many it removed; 0 when `dir` is absent. Callers make sure no
+// writer of those targets is in flight (it would lose its temp file and fail). Thread-safe.
+absl::StatusOr<int> RemoveLeftoverTempFiles(const std::string& dir,
+                                            const std::function<bool(std::string_view target)>& match);
 
 }  // namespace liken

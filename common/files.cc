@@ -29,30 +29,72 @@ absl::Status ErrnoStatus(int err, const std::string& what) {
   }
 }
 
+const char* FileKind(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFIFO: return "a FIFO";
+    case S_IFSOCK: return "a socket";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFDIR: return "a directory";
+    case S_IFLNK: return "a symlink";
+    default: return "not a regular file";
+  }
+}
+
+absl::Status NotRegular(const std::string& path, mode_t mode) {
+  return absl::FailedPreconditionError(absl::StrCat(path, " is ", FileKind(mode), ", not a regular file"));
+}
+
 }  // namespace
 
-absl::StatusOr<std::string> ReadFileToString(const std::string& path, size_t limit) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, "open " + path);
+void ScopedFd::Reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+absl::StatusOr<ScopedFd> OpenRegularFile(const std::string& path, FinalSymlink symlink, FileAccess access) {
+  const bool follow = symlink == FinalSymlink::kFollow;
+  // Checked before opening, so a device is never opened (opening one can have effects) ...
+  struct stat st;
+  if ((follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) != 0) {
+    return ErrnoStatus(errno, "open " + path);
+  }
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  // ... and after, for a file swapped in between: O_NONBLOCK keeps a FIFO from blocking the open.
+  int flags = (access == FileAccess::kWrite ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow ? 0 : O_NOFOLLOW);
+  ScopedFd fd(::open(path.c_str(), flags));
+  if (fd.get() < 0) {
+    int err = errno;
+    if (err == ELOOP && !follow) return absl::FailedPreconditionError(path + " is a symlink, not a regular file");
+    return ErrnoStatus(err, "open " + path);
+  }
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  return fd;
+}
+
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path, size_t limit, FinalSymlink symlink) {
+  auto fd = OpenRegularFile(path, symlink);
+  if (!fd.ok()) return fd.status();
   std::string out;
   char buf[4096];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    ssize_t n = ::read(fd->get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return ErrnoStatus(err, "read " + path);
+      return ErrnoStatus(errno, "read " + path);
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
     if (out.size() > limit) {
-      ::close(fd);
       return absl::OutOfRangeError(absl::StrCat("read ", path, ": larger than ", limit, " bytes"));
     }
   }
-  ::close(fd);
   return out;
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path, size_t limit) {
+  return ReadRegularFile(path, limit, FinalSymlink::kFollow);
 }
 
 absl::StatusOr<std::string> ReadAttribute(const std::string& path) {

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/files.h"
 
 namespace liken::discovery {
 namespace {
@@ -93,24 +94,15 @@ PciIdsDatabase PciIdsDatabase::Parse(std::string_view text) {
 }
 
 absl::StatusOr<PciIdsDatabase> PciIdsDatabase::Load(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    std::string msg = absl::StrCat("open ", path, ": ", std::strerror(errno));
-    return errno == ENOENT ? absl::NotFoundError(msg) : absl::PermissionDeniedError(msg);
-  }
+  auto fd = OpenRegularFile(path);  // a FIFO or device is refused, never waited on
+  if (!fd.ok()) return fd.status();
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(path, " is not a regular file"));
-  }
+  if (::fstat(fd->get(), &st) != 0) return absl::InternalError(absl::StrCat("stat ", path, ": ", std::strerror(errno)));
   PciIdsDatabase db;
   size_t size = static_cast<size_t>(st.st_size);
-  if (size == 0) {
-    ::close(fd);
-    return Parse("");
-  }
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  if (size == 0) return Parse("");
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd->get(), 0);
+  fd->Reset();
   if (map == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap ", path, ": ", std::strerror(errno)));
   db.storage_ = std::shared_ptr<const std::string_view>(
       new std::string_view(static_cast<const char*>(map), size), [map, size](const std::string_view* v) {

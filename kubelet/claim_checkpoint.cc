@@ -135,14 +135,18 @@ absl::StatusOr<ClaimCheckpoint::Contents> ClaimCheckpoint::Load() const {
   for (const auto& name : *names) {
     if (name.empty() || name[0] == '.' || !absl::EndsWith(name, kSuffix)) continue;  // temp files
     std::string uid = name.substr(0, name.size() - (sizeof(kSuffix) - 1));
-    auto text = ReadFileToString(absl::StrCat(dir_, "/", name), 4 << 20);
-    if (!text.ok()) {
+    auto text = ReadRegularFile(absl::StrCat(dir_, "/", name), 4 << 20, FinalSymlink::kRefuse);
+    if (!text.ok()) {  // a FIFO, device or socket is refused at once, never waited on
       out.unreadable_uids.push_back(uid);
+      out.unreadable_errors.push_back(text.status());
       continue;
     }
     auto rec = ParsePreparedClaim(*text);
     if (!rec.ok() || rec->claim.ref.uid != uid) {
       out.unreadable_uids.push_back(uid);
+      out.unreadable_errors.push_back(rec.ok() ? absl::InvalidArgumentError(absl::StrCat(
+                                                     "record names claim UID ", rec->claim.ref.uid))
+                                               : rec.status());
       continue;
     }
     if (rec->boot_id != boot_id_) {

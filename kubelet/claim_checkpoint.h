@@ -48,6 +48,7 @@ class ClaimCheckpoint {
     // Claim UIDs (file names less ".json") of records that cannot be read or parsed, e.g. written by a newer
     // version; left in place, and their claims' CDI specs must be kept.
     std::vector<std::string> unreadable_uids;
+    std::vector<absl::Status> unreadable_errors;  // why, one per unreadable_uids entry
   };
 
   // Reads every record. Fails only when the directory cannot be listed. Thread-safe.

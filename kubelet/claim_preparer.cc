@@ -138,11 +138,14 @@ absl::Status ClaimPreparer::Recover() {
   if (!contents.ok()) return Annotate(contents.status(), "read checkpoint: ");
 
   absl::flat_hash_set<std::string> known;
-  for (const auto& uid : contents->unreadable_uids) {
+  for (size_t i = 0; i < contents->unreadable_uids.size(); ++i) {
+    const std::string& uid = contents->unreadable_uids[i];
     // Maybe written by a newer version (a downgrade) or damaged: the claim may well be prepared and in use,
     // so its CDI spec stays. The kubelet's unprepare removes both files.
     LogWarning("keeping unreadable claim record and its CDI spec",
-               {{"dir", checkpoint_->dir()}, {"file", absl::StrCat(uid, ".json")}});
+               {{"dir", checkpoint_->dir()},
+                {"file", absl::StrCat(uid, ".json")},
+                {"error", std::string(contents->unreadable_errors[i].message())}});
     known.insert(uid);
   }
   for (const auto& uid : contents->previous_boot_uids) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/files.h"
 
 namespace liken::kubelet {
 namespace {
@@ -25,14 +26,14 @@ class SysfsUsbRebinder : public UsbRebinder {
     if (::stat(dir.c_str(), &st) != 0) return absl::OkStatus();  // unplugged: nothing to rebind
     if (::lstat(absl::StrCat(dir, "/driver").c_str(), &st) == 0) return absl::OkStatus();
     std::string probe = absl::StrCat(root_, "/bus/usb/drivers_probe");
-    int fd = ::open(probe.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return absl::InternalError(absl::StrCat("open ", probe, ": ", std::strerror(errno)));
+    auto fd = OpenRegularFile(probe, FinalSymlink::kFollow, FileAccess::kWrite);  // never a FIFO's open
+    if (!fd.ok()) return fd.status();
     ssize_t n;
     do {
-      n = ::write(fd, interface_name.data(), interface_name.size());
+      n = ::write(fd->get(), interface_name.data(), interface_name.size());
     } while (n < 0 && errno == EINTR);
     int err = errno;
-    ::close(fd);
+    fd->Reset();
     if (n < 0) return absl::InternalError(absl::StrCat("write ", interface_name, " to ", probe, ": ", std::strerror(err)));
     if (static_cast<size_t>(n) != interface_name.size()) {
       return absl::InternalError(absl::StrCat("short write of ", interface_name, " to ", probe));
