@@ -31,8 +31,28 @@ std::string ClaimSpecStore::FileName(absl::string_view claim_uid) {
 
 absl::Status ClaimSpecStore::EnsureDirectory() const { return liken::MakeDirectories(root_); }
 
+bool ClaimSpecStore::DirectoryExists() const {
+  struct stat st;
+  return ::stat(root_.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 absl::Status ClaimSpecStore::Write(absl::string_view claim_uid, const Spec& spec) const {
-  return WriteFileAtomically(root_, FileName(claim_uid), SpecToJson(spec));
+  const std::string name = FileName(claim_uid);
+  const std::string json = SpecToJson(spec);
+  absl::Status s = WriteFileAtomically(root_, name, json);
+  if (absl::IsNotFound(s) && !DirectoryExists()) {
+    if (auto made = EnsureDirectory(); !made.ok()) return made;
+    s = WriteFileAtomically(root_, name, json);
+  }
+  return s;
+}
+
+absl::StatusOr<int> ClaimSpecStore::RemoveTempFiles(std::optional<absl::string_view> claim_uid) const {
+  const std::string one = claim_uid ? FileName(*claim_uid) : std::string();
+  return RemoveLeftoverTempFiles(root_, [&](absl::string_view target) {
+    if (claim_uid) return target == one;
+    return absl::StartsWith(target, kPrefix) && absl::EndsWith(target, kSuffix);
+  });
 }
 
 absl::StatusOr<Spec> ClaimSpecStore::Read(absl::string_view claim_uid) const {

@@ -1,10 +1,11 @@
 // The directory of transient per-claim CDI specs (`<cdi-root>/liken.sh-<claimUID>.json`).
 #pragma once
 
+#include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cdi/cdi_spec.h"
@@ -24,7 +25,11 @@ class ClaimSpecStore {
   // Creates the directory (and its parents, mode 0755) when missing. Thread-safe.
   absl::Status EnsureDirectory() const;
 
-  // Atomically writes the claim's spec (temp file, fsync, rename). Thread-safe.
+  // True when the directory exists. Thread-safe.
+  bool DirectoryExists() const;
+
+  // Atomically writes the claim's spec (temp file, fsync, rename), recreating the directory when it vanished
+  // (a lost tmpfs, an operator's rm -r). Thread-safe.
   absl::Status Write(absl::string_view claim_uid, const Spec& spec) const;
 
   // Reads and parses the claim's spec. NotFound when absent; FailedPrecondition when the name is not a
@@ -36,6 +41,10 @@ class ClaimSpecStore {
 
   // Removes the claim's spec; succeeds when absent. Thread-safe.
   absl::Status Remove(absl::string_view claim_uid) const;
+
+  // Removes the temp files crashed writes left behind: of one claim's spec, or of every liken spec when
+  // `claim_uid` is nullopt (other drivers' files are never touched). Returns how many. Thread-safe.
+  absl::StatusOr<int> RemoveTempFiles(std::optional<absl::string_view> claim_uid) const;
 
   // The claim UIDs of every liken spec in the directory (temp files excluded), sorted. Thread-safe.
   absl::StatusOr<std::vector<std::string>> ListClaimUids() const;

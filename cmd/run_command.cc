@@ -119,6 +119,10 @@ int RunCommand(int argc, char** argv) {
     return 0;
   }
   ApplyVerbosity(*flags);
+  if (auto valid = ValidateRunFlags(*flags); !valid.ok()) {
+    std::fprintf(stderr, "liken-dra run: %s\n", std::string(valid.message()).c_str());
+    return 2;
+  }
   const std::string node = flags->Get("node-name", Env("NODE_NAME"));
   if (node.empty()) {
     std::fprintf(stderr, "liken-dra run: --node-name (or NODE_NAME) is required\n");

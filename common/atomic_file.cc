@@ -114,7 +114,7 @@ absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name
 }
 
 absl::StatusOr<int> RemoveLeftoverTempFiles(const std::string& dir,
-                                            const std::function<bool(std::string_view target)>& match) {
+                                            const std::function<bool(absl::string_view target)>& match) {
   FdCloser dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dirfd.get() < 0) {
     if (errno == ENOENT) return 0;
@@ -130,10 +130,10 @@ absl::StatusOr<int> RemoveLeftoverTempFiles(const std::string& dir,
   }
   std::vector<std::string> leftovers;
   while (struct dirent* entry = ::readdir(listing)) {
-    std::string_view name = entry->d_name;
+    absl::string_view name = entry->d_name;
     if (name.size() < 2 || name[0] != '.') continue;
     size_t marker = name.rfind(kTempMarker);
-    if (marker == std::string_view::npos || marker <= 1) continue;  // ".<target>.tmp."
+    if (marker == absl::string_view::npos || marker <= 1) continue;  // ".<target>.tmp."
     if (match(name.substr(1, marker - 1))) leftovers.emplace_back(name);
   }
   ::closedir(listing);

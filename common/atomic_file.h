@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace liken {
 
@@ -23,6 +24,6 @@ absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name
 // target name `match` accepts. Returns how many it removed; 0 when `dir` is absent. Callers make sure no
 // writer of those targets is in flight (it would lose its temp file and fail). Thread-safe.
 absl::StatusOr<int> RemoveLeftoverTempFiles(const std::string& dir,
-                                            const std::function<bool(std::string_view target)>& match);
+                                            const std::function<bool(absl::string_view target)>& match);
 
 }  // namespace liken

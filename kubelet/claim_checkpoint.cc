@@ -1,6 +1,11 @@
 #include "kubelet/claim_checkpoint.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -112,8 +117,40 @@ ClaimCheckpoint::ClaimCheckpoint(std::string dir, std::string boot_id)
 
 absl::Status ClaimCheckpoint::EnsureDirectory() const { return MakeDirectories(dir_); }
 
+bool ClaimCheckpoint::DirectoryExists() const {
+  struct stat st;
+  return ::stat(dir_.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+absl::StatusOr<DirectoryLock> ClaimCheckpoint::LockDirectory() const {
+  ScopedFd fd(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0 && errno == ENOENT) {
+    if (auto s = EnsureDirectory(); !s.ok()) return s;
+    fd = ScopedFd(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  }
+  if (fd.get() < 0) return absl::InternalError(absl::StrCat("open directory ", dir_, ": ", std::strerror(errno)));
+  while (::flock(fd.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) return absl::InternalError(absl::StrCat("lock directory ", dir_, ": ", std::strerror(errno)));
+  }
+  return DirectoryLock(std::move(fd));
+}
+
 absl::Status ClaimCheckpoint::Save(const PreparedClaim& claim) const {
-  return WriteFileAtomically(dir_, absl::StrCat(claim.ref.uid, kSuffix), PreparedClaimToJson(claim, boot_id_));
+  const std::string name = absl::StrCat(claim.ref.uid, kSuffix);
+  const std::string json = PreparedClaimToJson(claim, boot_id_);
+  absl::Status s = WriteFileAtomically(dir_, name, json);
+  if (absl::IsNotFound(s) && !DirectoryExists()) {  // deleted under the running daemon: recreate it
+    if (auto made = EnsureDirectory(); !made.ok()) return made;
+    s = WriteFileAtomically(dir_, name, json);
+  }
+  return s;
+}
+
+absl::StatusOr<int> ClaimCheckpoint::RemoveTempFiles(std::optional<absl::string_view> claim_uid) const {
+  const std::string one = claim_uid ? absl::StrCat(*claim_uid, kSuffix) : std::string();
+  return RemoveLeftoverTempFiles(dir_, [&](absl::string_view target) {
+    return claim_uid ? target == one : absl::EndsWith(target, kSuffix);
+  });
 }
 
 absl::Status ClaimCheckpoint::Remove(absl::string_view claim_uid) const {

@@ -1,12 +1,14 @@
 // The plugin's durable record of prepared claims: one JSON file per claim, stamped with the boot ID.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/files.h"
 #include "kubelet/prepared_claim.h"
 
 namespace liken::kubelet {
@@ -24,6 +26,18 @@ struct CheckpointRecord {
 // Parses a record; InvalidArgument names what is wrong. Thread-safe.
 absl::StatusOr<CheckpointRecord> ParsePreparedClaim(absl::string_view json_text);
 
+// The claims directory's advisory lock (flock, exclusive), held while alive. Every driver process sharing the
+// directory (two pods of a rolling update) takes it around each check-and-write of a claim's record and CDI
+// spec, so one never acts on what it saw before the other changed it. Locks taken through separate
+// LockDirectory calls exclude each other, also within one process. Move-only; thread-compatible.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(ScopedFd fd) : fd_(std::move(fd)) {}
+
+ private:
+  ScopedFd fd_;  // closing it releases the lock
+};
+
 // Records of prepared claims under `<dir>/<claimUID>.json`, each replaced atomically. A record written in
 // another boot is a claim of a machine that has since rebooted: its devices and CDI spec are gone.
 // Thread-safe; callers serialise operations on one claim UID.
@@ -35,8 +49,20 @@ class ClaimCheckpoint {
   // Creates the directory when missing. Thread-safe.
   absl::Status EnsureDirectory() const;
 
-  // Durably records `claim` as prepared in this boot. Thread-safe.
+  // True when the directory exists. Thread-safe.
+  bool DirectoryExists() const;
+
+  // Takes the directory's lock (see DirectoryLock), creating the directory when missing; blocks until it is
+  // free. Not reentrant: a thread holding one must not ask for another. Thread-safe.
+  absl::StatusOr<DirectoryLock> LockDirectory() const;
+
+  // Durably records `claim` as prepared in this boot, recreating the directory when it vanished.
+  // Thread-safe.
   absl::Status Save(const PreparedClaim& claim) const;
+
+  // Removes the temp files crashed writes left behind: of one claim, or of every claim when `claim_uid` is
+  // nullopt. Returns how many. Call with the directory lock held. Thread-safe.
+  absl::StatusOr<int> RemoveTempFiles(std::optional<absl::string_view> claim_uid) const;
 
   // Forgets the claim; succeeds when there is no record. Thread-safe.
   absl::Status Remove(absl::string_view claim_uid) const;

@@ -132,6 +132,17 @@ std::vector<std::string> ClaimPreparer::PreparedDeviceNames() const {
 // ---- recovery ----
 
 absl::Status ClaimPreparer::Recover() {
+  // Another driver instance (a rolling update) may be preparing now: see its writes whole or not at all.
+  auto dir_lock = checkpoint_->LockDirectory();
+  if (!dir_lock.ok()) return Annotate(dir_lock.status(), "lock claims directory: ");
+  // Leftovers of a crash: temp files of records and specs (no writer is in flight while the lock is held).
+  for (auto removed : {checkpoint_->RemoveTempFiles(std::nullopt), specs_->RemoveTempFiles(std::nullopt)}) {
+    if (!removed.ok()) {
+      LogWarning("remove leftover temp files", {{"error", removed.status().ToString()}});
+    } else if (*removed > 0) {
+      LogInfo("removed temp files a crash left behind", {{"count", absl::StrCat(*removed)}});
+    }
+  }
   auto spec_uids = specs_->ListClaimUids();  // listed before the records: see the write order
   if (!spec_uids.ok()) return Annotate(spec_uids.status(), "list CDI specs: ");
   auto contents = checkpoint_->Load();
@@ -207,8 +218,8 @@ std::vector<PrepareOutcome> ClaimPreparer::Prepare(const std::vector<ClaimRef>& 
 
 bool ClaimPreparer::ForgetIfUnpreparedElsewhere(ClaimSlot& slot, const std::string& uid) {
   if (checkpoint_->Exists(uid)) return false;
-  // Both files are gone: another driver instance sharing the directories (a rolling update) unprepared
-  // the claim. Writing the spec again would leave an orphan and resurrect a released claim.
+  // The record is gone: another driver instance sharing the directories (a rolling update) unprepared the
+  // claim. Writing the spec again would leave an orphan and resurrect a released claim.
   LogInfo("forgetting claim unprepared by another driver instance", {{"claim_uid", uid}});
   SetPrepared(slot, std::nullopt);
   return true;
@@ -222,7 +233,16 @@ std::optional<PrepareOutcome> ClaimPreparer::AnswerPrepared(ClaimSlot& slot, con
                                                                          ClaimName(ref)))};
   }
   if (!specs_->Exists(ref.uid)) {
-    if (ForgetIfUnpreparedElsewhere(slot, ref.uid)) return std::nullopt;
+    const bool records_lost = !checkpoint_->DirectoryExists();
+    auto dir_lock = checkpoint_->LockDirectory();
+    if (!dir_lock.ok()) return PrepareOutcome{{}, Annotate(dir_lock.status(), "lock claims directory: ")};
+    if (specs_->Exists(ref.uid)) return PrepareOutcome{prepared.results, absl::OkStatus()};
+    if (!records_lost && ForgetIfUnpreparedElsewhere(slot, ref.uid)) return std::nullopt;
+    if (records_lost) {
+      if (auto s = checkpoint_->Save(prepared); !s.ok()) {
+        return PrepareOutcome{{}, Annotate(s, "record prepared claim again: ")};
+      }
+    }
     if (auto s = specs_->Write(ref.uid, ClaimSpecFor(prepared)); !s.ok()) {
       return PrepareOutcome{{}, Annotate(s, "rewrite vanished CDI spec: ")};
     }
@@ -298,20 +318,29 @@ PrepareOutcome ClaimPreparer::PrepareOne(const ClaimRef& ref, uint64_t seq) {
       outcome = *std::move(answer);
     } else if (!built.ok()) {
       outcome.status = built.status();
-    } else if (auto s = checkpoint_->Save(*built); !s.ok()) {
-      outcome.status = Annotate(s, "record prepared claim: ");
-    } else if (auto w = specs_->Write(ref.uid, ClaimSpecFor(*built)); !w.ok()) {
-      if (auto r = checkpoint_->Remove(ref.uid); !r.ok()) {
-        LogError("remove claim record after a failed CDI write", {{"claim_uid", ref.uid}, {"error", r.ToString()}});
-      }
-      outcome.status = Annotate(w, "write CDI spec: ");
     } else {
-      outcome.devices = built->results;
-      SetPrepared(*slot, std::move(*built));
+      outcome.status = WriteClaimFiles(*built);
+      if (outcome.status.ok()) {
+        outcome.devices = built->results;
+        SetPrepared(*slot, std::move(*built));
+      }
     }
   }
   ReleaseSlot(ref.uid, std::move(slot));
   return outcome;
+}
+
+absl::Status ClaimPreparer::WriteClaimFiles(const PreparedClaim& claim) {
+  auto dir_lock = checkpoint_->LockDirectory();
+  if (!dir_lock.ok()) return Annotate(dir_lock.status(), "lock claims directory: ");
+  if (auto s = checkpoint_->Save(claim); !s.ok()) return Annotate(s, "record prepared claim: ");
+  if (auto w = specs_->Write(claim.ref.uid, ClaimSpecFor(claim)); !w.ok()) {
+    if (auto r = checkpoint_->Remove(claim.ref.uid); !r.ok()) {
+      LogError("remove claim record after a failed CDI write", {{"claim_uid", claim.ref.uid}, {"error", r.ToString()}});
+    }
+    return Annotate(w, "write CDI spec: ");
+  }
+  return absl::OkStatus();
 }
 
 // ---- unprepare ----
@@ -355,7 +384,12 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
   {
     absl::MutexLock lock(&slot->mu);
     slot->unprepared_at = std::max(slot->unprepared_at, seq);
-    if (!slot->prepared) {
+    // Held from the spec's removal to the record's, so another driver instance never sees the record without
+    // the spec and restores it.
+    auto dir_lock = checkpoint_->LockDirectory();
+    if (!dir_lock.ok()) {
+      status = Annotate(dir_lock.status(), "lock claims directory: ");
+    } else if (!slot->prepared) {
       // Unknown here; remove leftovers (e.g. of a crashed unprepare or another driver instance).
       status = specs_->Remove(ref.uid);
       if (status.ok()) status = checkpoint_->Remove(ref.uid);
@@ -367,6 +401,11 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
         status = Annotate(r, "remove claim record: ");
       } else {
         SetPrepared(*slot, std::nullopt);
+      }
+    }
+    if (status.ok()) {  // a crash's leftovers of this claim go with it
+      for (auto removed : {checkpoint_->RemoveTempFiles(ref.uid), specs_->RemoveTempFiles(ref.uid)}) {
+        if (!removed.ok()) LogWarning("remove leftover temp files", {{"claim_uid", ref.uid}, {"error", removed.status().ToString()}});
       }
     }
   }
@@ -386,6 +425,20 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
   int rewritten = 0;
   absl::Status first_error;
   std::vector<std::string> forgotten;
+  // A vanished directory (a lost tmpfs, an operator's rm -r) is recreated with the files of every prepared
+  // claim; records missing from a directory that is still there were removed by another driver instance.
+  const bool records_lost = !checkpoint_->DirectoryExists();
+  if (records_lost) {
+    LogWarning("claims directory vanished; recreating it with the records of prepared claims",
+               {{"dir", checkpoint_->dir()}});
+    if (auto s = checkpoint_->EnsureDirectory(); !s.ok()) first_error = Annotate(s, "recreate claims directory: ");
+  }
+  if (!specs_->DirectoryExists()) {
+    LogWarning("CDI directory vanished; recreating it with the specs of prepared claims", {});
+    if (auto s = specs_->EnsureDirectory(); !s.ok() && first_error.ok()) {
+      first_error = Annotate(s, "recreate CDI directory: ");
+    }
+  }
   for (auto& [uid, slot] : slots) {
     absl::MutexLock lock(&slot->mu);
     if (!slot->prepared) continue;
@@ -404,25 +457,35 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       }
     }
     const bool changed = updated.has_value();
-    const bool spec_present = specs_->Exists(uid);
-    if (!changed && spec_present) continue;
-    if (!spec_present && ForgetIfUnpreparedElsewhere(*slot, uid)) {
+    if (!changed && !records_lost && specs_->Exists(uid)) continue;  // the common case: no lock taken
+    auto dir_lock = checkpoint_->LockDirectory();
+    if (!dir_lock.ok()) {
+      if (first_error.ok()) first_error = Annotate(dir_lock.status(), "lock claims directory: ");
+      continue;
+    }
+    const bool spec_present = specs_->Exists(uid);  // again, under the lock
+    if (!changed && !records_lost && spec_present) continue;
+    // Record gone from a directory still there: the other instance unprepared the claim (it removes spec and
+    // record under this lock, so both are gone): forget it, also when its nodes changed.
+    if (!records_lost && ForgetIfUnpreparedElsewhere(*slot, uid)) {
       forgotten.push_back(uid);
       continue;
     }
-    if (changed) {
-      if (auto s = checkpoint_->Save(*updated); !s.ok()) {
+    if (changed || records_lost) {
+      if (auto s = checkpoint_->Save(changed ? *updated : current); !s.ok()) {
         if (first_error.ok()) first_error = Annotate(s, absl::StrCat("record claim ", uid, ": "));
         continue;
       }
     }
-    if (auto s = specs_->Write(uid, ClaimSpecFor(changed ? *updated : current)); !s.ok()) {
-      if (first_error.ok()) first_error = Annotate(s, absl::StrCat("write CDI spec of claim ", uid, ": "));
-      continue;
+    if (changed || !spec_present) {
+      if (auto s = specs_->Write(uid, ClaimSpecFor(changed ? *updated : current)); !s.ok()) {
+        if (first_error.ok()) first_error = Annotate(s, absl::StrCat("write CDI spec of claim ", uid, ": "));
+        continue;
+      }
+      LogInfo(changed ? "updated CDI spec with current device nodes" : "rewrote vanished CDI spec",
+              {{"claim_uid", uid}});
+      ++rewritten;
     }
-    LogInfo(changed ? "updated CDI spec with current device nodes" : "rewrote vanished CDI spec",
-            {{"claim_uid", uid}});
-    ++rewritten;
     if (changed) SetPrepared(*slot, std::move(updated));
   }
   slots.clear();

@@ -14,6 +14,11 @@
 //  - Order of writes: prepare records the claim in the checkpoint, then writes the CDI spec; unprepare
 //    removes the CDI spec, rebinds USB interfaces, then removes the record. A crash in between leaves a
 //    record, so a restart restores the spec and the kubelet's retried unprepare finishes the job.
+//  - Each such sequence, and each check-then-write (a vanished spec rewritten only while its record exists),
+//    holds the claims directory's advisory lock (ClaimCheckpoint::LockDirectory), so two driver instances
+//    sharing the directories (a rolling update) never interleave on one claim. Start-up recovery holds it
+//    throughout and removes the temp files a crash left; an unprepare removes those of its claim.
+//  - A vanished CDI or claims directory is recreated by the next Refresh, with every prepared claim's files.
 #pragma once
 
 #include <atomic>
@@ -72,7 +77,8 @@ class ClaimPreparer {
   std::vector<absl::Status> Unprepare(const std::vector<ClaimRef>& claims);
 
   // Re-resolves every prepared claim's devices against `snapshot` and rewrites the CDI specs whose nodes
-  // changed or whose file vanished; returns how many it rewrote. A claim whose spec and record both vanished
+  // changed or whose file vanished; recreates a vanished CDI or claims directory with the files of every
+  // prepared claim; returns how many specs it rewrote. A claim whose spec and record both vanished
   // was unprepared by another driver instance sharing the directories: it is forgotten, not rewritten. A device missing from the snapshot keeps
   // its recorded nodes. Fails (after doing the rest) when a write failed. Thread-safe.
   absl::StatusOr<int> Refresh(const InventorySnapshot& snapshot);
@@ -105,9 +111,12 @@ class ClaimPreparer {
   // was unprepared elsewhere (forgotten here: prepare it afresh).
   std::optional<PrepareOutcome> AnswerPrepared(ClaimSlot& slot, const ClaimRef& ref)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
-  // For a prepared claim whose CDI spec vanished: when its record is gone too (another driver instance
-  // unprepared it), forgets it here and returns true.
+  // For a prepared claim about to be rewritten: when its record is gone (another driver instance unprepared
+  // it), forgets it here and returns true. Call with the claims directory's lock held.
   bool ForgetIfUnpreparedElsewhere(ClaimSlot& slot, const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
+  // Records the claim, then writes its CDI spec (removing the record again when that fails), holding the
+  // claims directory's lock.
+  absl::Status WriteClaimFiles(const PreparedClaim& claim);
   void SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
   void Rebind(const PreparedClaim& claim);
 

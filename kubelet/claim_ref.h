@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace liken::kubelet {
 
@@ -17,9 +18,15 @@ struct ClaimRef {
   friend bool operator==(const ClaimRef&, const ClaimRef&) = default;
 };
 
-// Checks a request's claims: every field set and well formed (the UID becomes part of file and CDI device
-// names: letters, digits, '-', '_', '.', at most 128 characters, starting alphanumeric), and no UID twice.
-// InvalidArgument names the first offending entry. Thread-safe.
+// Checks a request's claims: every field set and well formed, and no UID twice. The namespace must be a DNS
+// label and the name a DNS subdomain (RFC 1123, as Kubernetes requires; so never "." or ".." in an API
+// path); the UID becomes part of file and CDI device names: letters, digits, '-', '_', '.', at most 128
+// characters, starting alphanumeric. InvalidArgument names the first offending entry and echoes at most a
+// short, escaped prefix of its input. Thread-safe.
 absl::Status ValidateClaimRefs(const std::vector<ClaimRef>& claims);
+
+// `input` quoted for an error message: non-printable bytes escaped, cut to a 64-byte prefix followed by its
+// full length when longer. Thread-safe.
+std::string EchoInput(absl::string_view input);
 
 }  // namespace liken::kubelet

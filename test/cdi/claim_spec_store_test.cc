@@ -85,5 +85,37 @@ TEST_F(ClaimSpecStoreTest, ListingAMissingDirectoryFindsNothing) {
   EXPECT_TRUE(uids->empty());
 }
 
+TEST_F(ClaimSpecStoreTest, AFifoIsRefusedAtOnceNotWaitedOn) {
+  ::alarm(120);  // a watchdog, not a timed assertion: a blocking open of a FIFO never returns
+  ASSERT_EQ(::mkfifo((dir_ + "/run/cdi/liken.sh-f1.json").c_str(), 0644), 0);
+  auto read = store_->Read("f1");
+  ::alarm(0);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(read.status().message().find("is a FIFO"), std::string::npos) << read.status();
+  EXPECT_FALSE(store_->Exists("f1"));
+  EXPECT_TRUE(store_->Remove("f1").ok());
+}
+
+TEST_F(ClaimSpecStoreTest, WriteRecreatesAVanishedDirectory) {
+  std::filesystem::remove_all(dir_ + "/run");
+  EXPECT_FALSE(store_->DirectoryExists());
+  auto written = store_->Write("u1", MakeClaimSpec("u1", {}));
+  ASSERT_TRUE(written.ok()) << written;
+  EXPECT_TRUE(store_->Exists("u1"));
+}
+
+TEST_F(ClaimSpecStoreTest, RemovesOnlyLikenTempFiles) {
+  for (const char* name : {".liken.sh-u1.json.tmp.1.f", ".liken.sh-u2.json.tmp.1.f", ".vendor-x.json.tmp.1.f"}) {
+    std::ofstream(dir_ + "/run/cdi/" + name) << "{";
+  }
+  auto one = store_->RemoveTempFiles("u1");
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(*one, 1);
+  auto all = store_->RemoveTempFiles(std::nullopt);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(*all, 1);
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/run/cdi/.vendor-x.json.tmp.1.f"));
+}
+
 }  // namespace
 }  // namespace liken::cdi

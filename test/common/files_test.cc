@@ -108,14 +108,14 @@ TEST_F(RegularFileTest, RemovesOnlyLeftoverTempFilesOfMatchingTargets) {
   Write(".b.json.tmp.1.ff", "other claim");
   Write("a.json", "record");
   Write(".hidden", "not a temp file");
-  auto removed = RemoveLeftoverTempFiles(dir_, [](std::string_view target) { return target == "a.json"; });
+  auto removed = RemoveLeftoverTempFiles(dir_, [](absl::string_view target) { return target == "a.json"; });
   ASSERT_TRUE(removed.ok()) << removed.status();
   EXPECT_EQ(*removed, 2);
   EXPECT_EQ(::access(Path(".b.json.tmp.1.ff").c_str(), F_OK), 0);
   EXPECT_EQ(::access(Path("a.json").c_str(), F_OK), 0);
   EXPECT_EQ(::access(Path(".hidden").c_str(), F_OK), 0);
-  EXPECT_EQ(*RemoveLeftoverTempFiles(dir_, [](std::string_view) { return true; }), 1);
-  EXPECT_EQ(*RemoveLeftoverTempFiles(Path("absent"), [](std::string_view) { return true; }), 0);
+  EXPECT_EQ(*RemoveLeftoverTempFiles(dir_, [](absl::string_view) { return true; }), 1);
+  EXPECT_EQ(*RemoveLeftoverTempFiles(Path("absent"), [](absl::string_view) { return true; }), 0);
 }
 
 }  // namespace

@@ -1,4 +1,7 @@
 // One test (or more) per rule of the device contract, on plain-directory sysfs trees.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -178,6 +181,32 @@ TEST_F(ScannerRulesTest, HostRolesOfferAnUnusedDiskWhole) {
   EXPECT_EQ(Str(inv.published[0], kAttrSubsystem), "<absent>");  // nvme + block: a mix
   EXPECT_EQ(inv.published[0].nodes[1].type, 'b');
   EXPECT_EQ(inv.published[0].nodes[0].type, 'c');
+}
+
+// A FIFO where a sysfs attribute belongs is refused at once: the scan (and so `scan` and `report`) finishes,
+// the device whose uevent is a FIFO is skipped with a warning naming it, an attribute that is one is left out.
+TEST_F(ScannerRulesTest, FifoAttributesAreRefusedNotWaitedOn) {
+  ::alarm(120);  // a watchdog, not a timed assertion: opening a FIFO without O_NONBLOCK hangs forever
+  AddIntelGpu();
+  AddNvme();
+  const std::string gpu_uevent = tree_.sysfs() + kGpu + "/uevent";
+  const std::string nvme_numa = tree_.sysfs() + kNvme + "/numa_node";
+  ASSERT_EQ(::unlink(gpu_uevent.c_str()), 0);
+  ASSERT_EQ(::mkfifo(gpu_uevent.c_str(), 0644), 0);
+  ::unlink(nvme_numa.c_str());
+  ASSERT_EQ(::mkfifo(nvme_numa.c_str(), 0644), 0);
+  Inventory inv = Scan();
+  ::alarm(0);
+  bool gpu_warned = false;
+  for (const auto& w : inv.warnings) {
+    if (w.message.find("is a FIFO, not a regular file") != std::string::npos &&
+        w.message.find(gpu_uevent) != std::string::npos) {
+      gpu_warned = true;
+    }
+  }
+  EXPECT_TRUE(gpu_warned) << "the GPU whose uevent is a FIFO is skipped with a warning naming the file";
+  for (const auto& d : inv.published) EXPECT_THAT(d.name, ::testing::Not(HasSubstr("pci-0000-00-02-0")));
+  EXPECT_THAT(inv.withheld, ::testing::Not(IsEmpty())) << "the NVMe disk is still scanned and withheld";
 }
 
 TEST_F(ScannerRulesTest, HostRolesFallBackToWithholdingWhenUnreadable) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <thread>
@@ -205,6 +206,38 @@ users: [{name: u, user: {}}]
 )");
   EXPECT_EQ(LoadKubeconfig(dir + "/d").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(LoadKubeconfig(dir + "/missing").ok());
+}
+
+// A kubeconfig, token or CA that is a FIFO (or a device, or a socket) is refused at once, never waited on.
+TEST(KubeconfigTest, FifosAreRefusedAtOnce) {
+  ::alarm(120);  // a watchdog, not a timed assertion: a blocking open of a FIFO never returns
+  std::string dir = TempDir();
+  ASSERT_EQ(::mkfifo((dir + "/config").c_str(), 0600), 0);
+  auto config = LoadKubeconfig(dir + "/config");
+  EXPECT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("is a FIFO, not a regular file"), std::string::npos) << config.status();
+  WriteFile(dir + "/with-ca", R"(current-context: m
+contexts: [{name: m, context: {cluster: c, user: u}}]
+clusters: [{name: c, cluster: {server: "https://x", certificate-authority: ca.fifo}}]
+users: [{name: u, user: {}}]
+)");
+  ASSERT_EQ(::mkfifo((dir + "/ca.fifo").c_str(), 0600), 0);
+  auto with_ca = LoadKubeconfig(dir + "/with-ca");
+  EXPECT_EQ(with_ca.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(with_ca.status().message().find("FIFO"), std::string::npos) << with_ca.status();
+  std::string sa = dir + "/sa";
+  ASSERT_EQ(::mkdir(sa.c_str(), 0700), 0);
+  ASSERT_EQ(::mkfifo((sa + "/token").c_str(), 0600), 0);
+  WriteFile(sa + "/ca.crt", "CA");
+  auto token = InClusterConfig("10.96.0.1", "443", sa);
+  EXPECT_EQ(token.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(token.status().message().find("FIFO"), std::string::npos) << token.status();
+  ASSERT_EQ(::unlink((sa + "/token").c_str()), 0);
+  WriteFile(sa + "/token", "tok");
+  ASSERT_EQ(::unlink((sa + "/ca.crt").c_str()), 0);
+  ASSERT_EQ(::mkfifo((sa + "/ca.crt").c_str(), 0600), 0);
+  EXPECT_EQ(InClusterConfig("10.96.0.1", "443", sa).status().code(), absl::StatusCode::kFailedPrecondition);
+  ::alarm(0);
 }
 
 TEST(InClusterConfigTest, ReadsServiceAccount) {

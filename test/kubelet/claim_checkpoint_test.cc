@@ -1,5 +1,11 @@
 #include "kubelet/claim_checkpoint.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -67,6 +73,70 @@ TEST(ClaimCheckpointTest, LoadingAMissingDirectoryFindsNothing) {
   auto contents = cp.Load();
   LIKEN_ASSERT_OK(contents);
   EXPECT_TRUE(contents->current_boot.empty());
+}
+
+}  // namespace
+}  // namespace liken::kubelet
+
+namespace liken::kubelet {
+namespace {
+
+TEST(ClaimCheckpointFilesTest, AFifoRecordIsUnreadableAtOnceWithItsReason) {
+  ::alarm(120);  // a watchdog, not a timed assertion: a blocking open of a FIFO never returns
+  TempDir dir;
+  ClaimCheckpoint checkpoint(dir.path() + "/claims", "boot-1");
+  LIKEN_ASSERT_OK(checkpoint.Save(SampleClaim("good")));
+  ASSERT_EQ(::mkfifo((dir.path() + "/claims/fifo.json").c_str(), 0644), 0);
+  auto contents = checkpoint.Load();
+  ::alarm(0);
+  LIKEN_ASSERT_OK(contents);
+  ASSERT_EQ(contents->current_boot.size(), 1u);
+  EXPECT_EQ(contents->unreadable_uids, std::vector<std::string>{"fifo"});
+  ASSERT_EQ(contents->unreadable_errors.size(), 1u);
+  EXPECT_THAT(std::string(contents->unreadable_errors[0].message()), ::testing::HasSubstr("is a FIFO"));
+  LIKEN_ASSERT_OK(checkpoint.Remove("fifo"));
+  EXPECT_FALSE(checkpoint.Exists("fifo"));
+}
+
+TEST(ClaimCheckpointFilesTest, SaveRecreatesAVanishedDirectory) {
+  TempDir dir;
+  ClaimCheckpoint checkpoint(dir.path() + "/plugins/liken.sh/claims", "boot-1");
+  LIKEN_ASSERT_OK(checkpoint.Save(SampleClaim("a")));
+  std::filesystem::remove_all(dir.path() + "/plugins");
+  EXPECT_FALSE(checkpoint.DirectoryExists());
+  LIKEN_ASSERT_OK(checkpoint.Save(SampleClaim("a")));
+  EXPECT_TRUE(checkpoint.Exists("a"));
+}
+
+TEST(ClaimCheckpointFilesTest, RemovesTempFilesOfOneClaimOrAll) {
+  TempDir dir;
+  ClaimCheckpoint checkpoint(dir.path() + "/claims", "boot-1");
+  LIKEN_ASSERT_OK(checkpoint.EnsureDirectory());
+  for (const char* name : {".a.json.tmp.1.f", ".b.json.tmp.1.f", ".b.json.tmp.9.e"}) {
+    std::ofstream(dir.path() + "/claims/" + name) << "{";
+  }
+  LIKEN_ASSERT_OK(checkpoint.Save(SampleClaim("a")));
+  auto one = checkpoint.RemoveTempFiles("a");
+  LIKEN_ASSERT_OK(one);
+  EXPECT_EQ(*one, 1);
+  auto all = checkpoint.RemoveTempFiles(std::nullopt);
+  LIKEN_ASSERT_OK(all);
+  EXPECT_EQ(*all, 2);
+  EXPECT_TRUE(checkpoint.Exists("a")) << "a record is no temp file";
+}
+
+TEST(ClaimCheckpointFilesTest, DirectoryLockExcludesASecondLockOfTheSameProcess) {
+  TempDir dir;
+  ClaimCheckpoint checkpoint(dir.path() + "/claims", "boot-1");
+  auto first = checkpoint.LockDirectory();  // creates the directory
+  LIKEN_ASSERT_OK(first);
+  EXPECT_TRUE(checkpoint.DirectoryExists());
+  int fd = ::open((dir.path() + "/claims").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_NE(::flock(fd, LOCK_EX | LOCK_NB), 0) << "the lock is not held";
+  first = absl::InternalError("released");  // destroys the lock
+  EXPECT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  ::close(fd);
 }
 
 }  // namespace

@@ -1,12 +1,18 @@
 // End-to-end tests of the kubelet plugin through a test kubelet over unix sockets, for v1 and v1beta1.
 #include "kubelet/kubelet_plugin.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -547,6 +553,9 @@ TEST_P(KubeletPluginTest, MalformedRequestsGetInvalidArgument) {
       {{"", kGpuUid, "gpu"}},
       {{"ns", kGpuUid, ""}},
       {{"ns", "../../etc/passwd", "gpu"}},
+      {{"ns", kGpuUid, "."}},
+      {{"ns", kGpuUid, ".."}},
+      {{"..", kGpuUid, "gpu"}},
       {Gpu(), Gpu()},
   };
   for (const auto& claims : bad) {
@@ -555,6 +564,11 @@ TEST_P(KubeletPluginTest, MalformedRequestsGetInvalidArgument) {
     auto u = kubelet_->Unprepare(claims);
     EXPECT_EQ(u.status().code(), absl::StatusCode::kInvalidArgument) << u.status();
   }
+  // Bad input is echoed back as a short prefix, not whole.
+  auto huge = kubelet_->Prepare({{"ns", std::string(1 << 20, 'u') + "/", "gpu"}});
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(huge.status().message().size(), 300u);
+  EXPECT_EQ(lookup_.gets(), 0) << "a malformed claim reached the API";
   auto ok = kubelet_->Prepare({Gpu()});
   LIKEN_ASSERT_OK(ok);
   EXPECT_EQ(ok->at(kGpuUid).error, "");
@@ -719,6 +733,197 @@ TEST_P(KubeletPluginTest, PodUidNamesTheSocketsForRollingUpdates) {
   auto answer = kubelet_->Prepare({Gpu()});
   LIKEN_ASSERT_OK(answer);
   EXPECT_EQ(answer->at(kGpuUid).error, "");
+}
+
+// ---- files that are not what they should be, leftovers, vanished directories, a second driver process ----
+
+std::string ClaimsDir(const std::string& kubelet_root) { return kubelet_root + "/plugins/liken.sh/claims"; }
+
+TEST_P(KubeletPluginTest, FifosInTheClaimsAndCdiDirectoriesDoNotStopStartUp) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
+  kubelet_.reset();
+  plugin_.reset();
+  ASSERT_EQ(::mkfifo(RecordPath(kUsbUid).c_str(), 0644), 0);
+  ASSERT_EQ(::mkfifo(SpecPath(kUsbUid).c_str(), 0644), 0);
+  ::alarm(120);  // a watchdog, not a timed assertion: a blocking open of a FIFO hangs start-up forever
+  StartPlugin();
+  ::alarm(0);
+  EXPECT_EQ(plugin_->prepared_claims(), 1u);
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  // The kubelet's unprepare of that claim removes both.
+  auto un = kubelet_->Unprepare({Usb()});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kUsbUid), "");
+  EXPECT_FALSE(Exists(RecordPath(kUsbUid)));
+  EXPECT_FALSE(Exists(SpecPath(kUsbUid)));
+}
+
+TEST_P(KubeletPluginTest, StartUpRemovesTempFilesACrashLeftBehind) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
+  kubelet_.reset();
+  plugin_.reset();
+  const std::string record_temp = absl::StrCat(ClaimsDir(kubelet_root_), "/.", kGpuUid, ".json.tmp.1.5eed");
+  const std::string spec_temp = absl::StrCat(cdi_root_, "/.liken.sh-", kUsbUid, ".json.tmp.1.5eed");
+  const std::string other_driver = cdi_root_ + "/.vendor.com-gpu.json.tmp.1.5eed";
+  WriteFile(record_temp, "{\"version\":1,");
+  WriteFile(spec_temp, "{");
+  WriteFile(other_driver, "{");
+  StartPlugin();
+  EXPECT_FALSE(Exists(record_temp));
+  EXPECT_FALSE(Exists(spec_temp));
+  EXPECT_TRUE(Exists(other_driver)) << "another driver's file was removed";
+  EXPECT_EQ(plugin_->prepared_claims(), 1u);
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+}
+
+TEST_P(KubeletPluginTest, UnprepareRemovesItsClaimsTempFiles) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
+  const std::string record_temp = absl::StrCat(ClaimsDir(kubelet_root_), "/.", kGpuUid, ".json.tmp.7.abc");
+  const std::string spec_temp = absl::StrCat(cdi_root_, "/.liken.sh-", kGpuUid, ".json.tmp.7.abc");
+  const std::string other_claim = absl::StrCat(cdi_root_, "/.liken.sh-", kUsbUid, ".json.tmp.7.abc");
+  WriteFile(record_temp, "{");
+  WriteFile(spec_temp, "{");
+  WriteFile(other_claim, "{");
+  auto un = kubelet_->Unprepare({Gpu()});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kGpuUid), "");
+  EXPECT_FALSE(Exists(record_temp));
+  EXPECT_FALSE(Exists(spec_temp));
+  EXPECT_TRUE(Exists(other_claim)) << "an unprepare removed another claim's temp file";
+}
+
+TEST_P(KubeletPluginTest, DeletedCdiDirectoryIsRecreatedByPrepareAndByTheNextRefresh) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
+  std::filesystem::remove_all(cdi_root_);
+  auto fresh = kubelet_->Prepare({Usb()});
+  LIKEN_ASSERT_OK(fresh);
+  EXPECT_EQ(fresh->at(kUsbUid).error, "") << "a prepare after the CDI directory vanished failed";
+  EXPECT_TRUE(Exists(SpecPath(kUsbUid)));
+  std::filesystem::remove_all(cdi_root_);
+  auto refreshed = plugin_->RefreshPreparedClaims(inventory_);
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(*refreshed, 2);
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(UsbSerial().nodes));
+  EXPECT_EQ(plugin_->prepared_claims(), 2u);
+}
+
+TEST_P(KubeletPluginTest, DeletedClaimsDirectoryIsRecreatedWithThePreparedClaimsRecords) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
+  std::filesystem::remove_all(ClaimsDir(kubelet_root_));
+  auto refreshed = plugin_->RefreshPreparedClaims(inventory_);
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(plugin_->prepared_claims(), 2u) << "a lost directory was taken for unprepares elsewhere";
+  EXPECT_TRUE(Exists(RecordPath(kGpuUid)));
+  EXPECT_TRUE(Exists(RecordPath(kUsbUid)));
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  RestartPlugin();
+  EXPECT_EQ(plugin_->prepared_claims(), 2u) << "a restart lost the claims";
+  // Both directories at once.
+  std::filesystem::remove_all(ClaimsDir(kubelet_root_));
+  std::filesystem::remove_all(cdi_root_);
+  refreshed = plugin_->RefreshPreparedClaims(inventory_);
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(*refreshed, 2);
+  EXPECT_TRUE(Exists(RecordPath(kGpuUid)));
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(UsbSerial().nodes));
+}
+
+// True once /proc/locks lists a process waiting for a flock on the inode `ino`; false when `gave_up` turns
+// true first.
+bool WaitForFlockWaiter(ino_t ino, const std::atomic<bool>& gave_up) {
+  const std::string inode = absl::StrCat(":", ino, " ");
+  while (!gave_up.load()) {
+    std::ifstream locks("/proc/locks");
+    std::string line;
+    while (std::getline(locks, line)) {
+      if (line.find("-> FLOCK") != std::string::npos && line.find(inode) != std::string::npos) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+// Two driver processes of a rolling update share the directories. The other one unprepares the GPU claim
+// (spec removed, then record) holding the claims directory's lock; this one's reconcile pass, finding the
+// spec gone, waits for the lock before it checks the record, so it forgets the claim instead of rewriting
+// its spec after the record is gone.
+TEST_P(KubeletPluginTest, RefreshWaitsForTheOtherDriverProcessHoldingTheClaimsLock) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
+  const std::string claims_dir = ClaimsDir(kubelet_root_);
+  const std::string record = RecordPath(kGpuUid);
+  struct stat dir_stat;
+  ASSERT_EQ(::stat(claims_dir.c_str(), &dir_stat), 0);
+  int to_child[2], from_child[2];
+  ASSERT_EQ(::pipe(to_child), 0);
+  ASSERT_EQ(::pipe(from_child), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the other driver process: only async-signal-safe calls
+    ::close(to_child[1]);
+    ::close(from_child[0]);
+    int fd = ::open(claims_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) ::_exit(3);
+    if (::unlink(SpecPath(kGpuUid).c_str()) != 0) ::_exit(4);
+    char c = 'L';
+    if (::write(from_child[1], &c, 1) != 1) ::_exit(5);
+    if (::read(to_child[0], &c, 1) != 1) ::_exit(6);  // go on
+    if (::unlink(record.c_str()) != 0) ::_exit(7);
+    ::_exit(0);  // exiting closes fd and releases the lock
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  char c = 0;
+  ASSERT_EQ(::read(from_child[0], &c, 1), 1) << "the other process did not take the lock";
+  std::atomic<bool> refresh_done{false};
+  absl::StatusOr<int> refreshed = 0;
+  std::thread refresh([&] {
+    refreshed = plugin_->RefreshPreparedClaims(inventory_);
+    refresh_done.store(true);
+  });
+  const bool waited = WaitForFlockWaiter(dir_stat.st_ino, refresh_done);
+  c = 'G';
+  ASSERT_EQ(::write(to_child[1], &c, 1), 1);
+  refresh.join();
+  int wstatus = 0;
+  ASSERT_EQ(::waitpid(child, &wstatus, 0), child);
+  ::close(to_child[1]);
+  ::close(from_child[0]);
+  ASSERT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "other process status " << wstatus;
+  EXPECT_TRUE(waited) << "the refresh acted without waiting for the other process's lock";
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_FALSE(Exists(SpecPath(kGpuUid))) << "the spec of a claim the other process unprepared was rewritten";
+  EXPECT_FALSE(Exists(record));
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+}
+
+// The same protocol the other way: while this process prepares a claim (record, then spec), the other one
+// sees both files or neither.
+TEST_P(KubeletPluginTest, PrepareWritesRecordAndSpecUnderTheClaimsLock) {
+  const std::string claims_dir = ClaimsDir(kubelet_root_);
+  struct stat dir_stat;
+  ASSERT_EQ(::stat(claims_dir.c_str(), &dir_stat), 0);
+  int fd = ::open(claims_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // taken through its own open file: excludes this process's writers too
+  std::atomic<bool> prepare_done{false};
+  absl::StatusOr<std::map<std::string, ClaimAnswer>> answer;
+  std::thread prepare([&] {
+    answer = kubelet_->Prepare({Gpu()});
+    prepare_done.store(true);
+  });
+  const bool waited = WaitForFlockWaiter(dir_stat.st_ino, prepare_done);
+  const bool record_while_locked = Exists(RecordPath(kGpuUid));
+  const bool spec_while_locked = Exists(SpecPath(kGpuUid));
+  ::close(fd);
+  prepare.join();
+  EXPECT_TRUE(waited) << "the prepare wrote without taking the lock";
+  EXPECT_FALSE(record_while_locked);
+  EXPECT_FALSE(spec_while_locked);
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_EQ(answer->at(kGpuUid).error, "");
+  EXPECT_TRUE(Exists(RecordPath(kGpuUid)));
+  EXPECT_TRUE(Exists(SpecPath(kGpuUid)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, KubeletPluginTest, ::testing::Values(DraVersion::kV1, DraVersion::kV1beta1),
