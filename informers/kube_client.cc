@@ -125,8 +125,9 @@ absl::Status StatusFromHttp(int code, std::string_view body) {
     if (auto r = j.find("reason"); r != j.end() && r->is_string()) reason = r->get<std::string>();
   }
   if (message.empty()) message = std::string(body.substr(0, 200));
-  message = BoundedMessage(std::move(message), body.size());
-  std::string text = absl::StrCat("HTTP ", code, reason.empty() ? "" : " ", reason, ": ", message);
+  // Reason and message both come from the server: the whole text is cut, not only the message.
+  std::string text =
+      BoundedMessage(absl::StrCat("HTTP ", code, reason.empty() ? "" : " ", reason, ": ", message), body.size());
   absl::StatusCode sc;
   switch (code) {
     case 400:

@@ -310,6 +310,9 @@ TEST_F(RestClientTest, ErrorMessagesAreBounded) {
   EXPECT_LT(s.message().size(), kMaxErrorMessageBytes + 100) << s.message().size();
   EXPECT_NE(s.message().find("cut"), std::string::npos);
   EXPECT_LT(StatusFromHttp(500, huge).message().size(), 300u);
+  // The reason comes from the server too (found by the fuzzer: a long reason with a long message).
+  absl::Status reason = StatusFromHttp(409, nlohmann::json{{"reason", huge}, {"message", huge}}.dump());
+  EXPECT_LT(reason.message().size(), kMaxErrorMessageBytes + 100) << reason.message().size();
   // A cut never splits a UTF-8 character.
   std::string accents;
   while (accents.size() < 2 * kMaxErrorMessageBytes) accents += "\xc3\xa9";
