@@ -17,10 +17,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/termination_signal.h"
 #include "informers/forwarding_handler.h"
 #include "common/log.h"
 #include "controller/clock.h"
@@ -41,6 +43,9 @@
 
 namespace liken::cmd {
 namespace {
+
+// How long gRPC calls in flight at SIGTERM may go on (and read the API server) before they are cancelled.
+constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
@@ -144,16 +149,14 @@ int RunCommand(int argc, char** argv) {
     return 1;
   }
 
-  // Signals are taken synchronously by this thread: block them before any other thread exists.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Signals are taken synchronously by one thread: block them before any other thread exists.
+  TerminationSignal termination;
 
   std::unique_ptr<controller::Clock> clock = controller::NewRealClock();
   informers::SetHttpThreads(4);
-  auto client = informers::NewRestClient(*config, clock.get());
+  // Raised at shutdown: ends every API request, retry and rate-limit wait still running.
+  informers::Cancellation api_stop;
+  auto client = informers::NewRestClient(*config, clock.get(), &api_stop);
   if (!client.ok()) {
     std::fprintf(stderr, "liken-dra run: %s\n", client.status().ToString().c_str());
     return 1;
@@ -174,6 +177,7 @@ int RunCommand(int argc, char** argv) {
   plugin_options.cdi_root = flags->Get("cdi-root", plugin_options.cdi_root);
   plugin_options.pod_uid = flags->Get("pod-uid", Env("POD_UID"));
   plugin_options.sysfs_root = scan_options->sysfs_root;
+  plugin_options.shutdown_grace = kShutdownGrace;
   kubelet::KubeletPlugin plugin(plugin_options, scanner.get(), &claims, &metrics);
 
   controller::WorkQueue queue(clock.get(),
@@ -225,38 +229,53 @@ int RunCommand(int argc, char** argv) {
   }
 
   LogInfo("starting", {{"node", node}, {"version", LIKEN_VERSION}, {"server", config->server}});
+  // SIGTERM is honoured from here on: during start-up and recovery, while the first slice list is still
+  // failing, and later.
+  termination.Start([&](int sig) {
+    LogInfo("shutting down; slices stay published", {{"signal", strsignal(sig)}});
+    stopping.store(true);
+    slices.Stop();  // ends WaitForSync below, and a list or watch in flight
+  });
   claims.Start();
   if (absl::Status s = plugin.Start(); !s.ok()) {
     LogError("kubelet plugin did not start", {{"error", s.ToString()}});
+    termination.Close();  // its callback touches what is about to be destroyed
+    api_stop.Cancel();
+    slices.Stop();
     claims.Stop();
     return 1;
   }
-  enqueue.set_target(&reconcile);
-  slices.Start();
-  coalescer.Start();
-  if (uevents != nullptr) uevents->Start();
-
-  // SIGTERM is honoured at any time, also while the first slice list is still failing.
-  std::thread signal_waiter([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    LogInfo("shutting down; slices stay published", {{"signal", strsignal(sig)}});
-    stopping.store(true);
-    slices.Stop();  // ends WaitForSync below
-  });
+  if (!termination.received()) {
+    enqueue.set_target(&reconcile);
+    slices.Start();
+    coalescer.Start();
+    if (uevents != nullptr) uevents->Start();
+  }
   slices.WaitForSync();  // the first pass compares against what the server has, not an empty cache
   if (!stopping.load()) {
     reconcile.Start();
     LogInfo("running", {{"node", node}});
   }
-  signal_waiter.join();
+  termination.Wait();
 
+  // Shutdown, within a few seconds whatever the API server does. The plugin refuses new gRPC calls at once
+  // and gives those in flight the grace; meanwhile the background work stops. Then every API request still
+  // running (a prepare's claim read, a slice write, a claim fetch) is cancelled, so nothing waits out a
+  // network timeout or a backoff.
+  absl::Notification plugin_stopped;
+  std::thread plugin_stopper([&] {
+    plugin.Stop();
+    plugin_stopped.Notify();
+  });
   if (uevents != nullptr) uevents->Stop();
   coalescer.Stop();
-  plugin.Stop();  // stop taking gRPC calls, finish the ones in flight
-  reconcile.Stop();
   slices.Stop();
+  claims.pod_informer()->Stop();
+  plugin_stopped.WaitForNotificationWithTimeout(kShutdownGrace);
+  api_stop.Cancel();
+  reconcile.Stop();
   claims.Stop();
+  plugin_stopper.join();
   LogInfo("stopped");
   return 0;
 }

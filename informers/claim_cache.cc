@@ -57,6 +57,17 @@ std::shared_ptr<const apis::ResourceClaim> Slim(apis::ResourceClaim claim) {
   return std::make_shared<const apis::ResourceClaim>(std::move(claim));
 }
 
+// OK when a claim could have this namespace and name (so the API path built from them names it).
+absl::Status ValidateClaimName(const std::string& namespace_name, const std::string& name) {
+  if (absl::Status s = ValidateDnsLabel(namespace_name); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("claim namespace: ", s.message()));
+  }
+  if (absl::Status s = ValidateDnsSubdomain(name); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("claim: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<std::string> ClaimKeysOfPod(const nlohmann::json& pod) {
@@ -167,6 +178,10 @@ absl::Status ClaimCache::SyncClaim(const std::string& key) {
   }
   auto slash = key.find('/');
   if (slash == std::string::npos) return absl::OkStatus();
+  if (absl::Status s = ValidateClaimName(key.substr(0, slash), key.substr(slash + 1)); !s.ok()) {
+    LogWarning("claim cache: a pod names a claim that cannot exist; ignoring it", {{"error", s.ToString()}});
+    return absl::OkStatus();  // retrying will not fix it
+  }
   auto got = client_->Get(ResourceClaimPath(key.substr(0, slash), key.substr(slash + 1)));
   if (got.status().code() == absl::StatusCode::kNotFound) {
     absl::MutexLock lock(&mu_);
@@ -194,6 +209,7 @@ absl::Status ClaimCache::SyncClaim(const std::string& key) {
 
 absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace_name, const std::string& name,
                                                     const std::string& uid) {
+  if (absl::Status s = ValidateClaimName(namespace_name, name); !s.ok()) return s;
   const std::string key = namespace_name + "/" + name;
   {
     absl::MutexLock lock(&mu_);

@@ -35,14 +35,16 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
   // Starts the pod informer and the fetch worker. Call once. Thread-safe.
   void Start();
 
-  // Stops the informer and the worker. Idempotent. Thread-safe.
+  // Stops the informer and the worker. A claim fetch in flight is waited for: raise the client's stop
+  // first to end it at once. Idempotent. Thread-safe.
   void Stop();
 
   // Blocks until the first pod list arrived (its claims are then queued for fetching), or Stop; returns
   // whether it arrived. Thread-safe.
   bool WaitForSync();
 
-  // ClaimLookup: the cached claim, else one GET (cached when a pod on this node names it). A claim from
+  // ClaimLookup: the cached claim, else one GET (cached when a pod on this node names it). InvalidArgument,
+  // without a request, for a namespace that is no DNS label or a name that is no DNS subdomain. A claim from
   // the cache has its parsed fields only (`raw` and `metadata.raw` are empty). Thread-safe.
   absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name,
                                           const std::string& uid) override;

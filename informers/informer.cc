@@ -32,14 +32,19 @@ Informer::~Informer() {
   waker_.reset();
 }
 
-void Informer::Start() { thread_ = std::thread([this] { Run(); }); }
+void Informer::Start() {
+  absl::MutexLock lock(&mu_);
+  if (stopped_ || thread_.joinable()) return;  // a Stop that came first wins
+  thread_ = std::thread([this] { Run(); });
+}
 
 void Informer::Stop() {
   {
     absl::MutexLock lock(&mu_);
-    stopped_ = true;
+    stopped_ = true;  // from here on Start creates no thread, so thread_ no longer changes
   }
   cancel_.Cancel();
+  absl::MutexLock lock(&join_mu_);
   if (thread_.joinable()) thread_.join();
 }
 
@@ -70,7 +75,7 @@ absl::Status Informer::ListOnce() {
   RequestOptions opts;
   opts.field_selector = options_.field_selector;
   opts.label_selector = options_.label_selector;
-  auto list = client_->List(options_.path, opts);
+  auto list = client_->List(options_.path, opts, &cancel_);
   if (!list.ok()) return list.status();
   if (!list->is_object() || !list->contains("items") ||
       !((*list)["items"].is_array() || (*list)["items"].is_null())) {
@@ -186,6 +191,7 @@ void Informer::Run() {
     }
     if (resource_version_.empty()) {
       absl::Status s = ListOnce();
+      if (s.code() == absl::StatusCode::kCancelled) return;
       if (!s.ok()) {
         LogWarning("informer: list failed", {{"resource", options_.resource}, {"error", s.ToString()}});
         if (observer_ != nullptr) observer_->OnWatchRestart(options_.resource, "error");
@@ -209,6 +215,15 @@ void Informer::Run() {
       resource_version_.clear();
       // Gone right away (no event since the list) means relisting does not help yet: wait before it.
       if (!got_event && !Backoff()) return;
+      continue;
+    }
+    if (IsLimitExceeded(s)) {
+      // An event too large to hold: the stream cannot be resumed past it, so relist (after a backoff).
+      LogError("informer: watch event over the size limit, relisting",
+               {{"resource", options_.resource}, {"error", s.ToString()}});
+      if (observer_ != nullptr) observer_->OnWatchRestart(options_.resource, "error");
+      resource_version_.clear();
+      if (!Backoff()) return;
       continue;
     }
     const char* reason = s.code() == absl::StatusCode::kDeadlineExceeded ? "timeout" : "error";

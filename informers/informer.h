@@ -51,8 +51,9 @@ struct InformerOptions {
 };
 
 // Keeps a Store in step with the API server: list, then watch from the list's resourceVersion with
-// bookmarks; relist on 410 Gone; on any other error or a silent stream, reconnect after a jittered
-// exponential backoff. Thread-safe.
+// bookmarks; relist on 410 Gone and on a watch event over the client's size limit (after a backoff); on
+// any other error or a silent stream, reconnect after a jittered exponential backoff. Stop ends a list or
+// watch in flight and any backoff at once. Thread-safe.
 class Informer {
  public:
   // `client`, `clock`, `handler` (may be null) and `observer` (may be null) must outlive the informer.
@@ -66,10 +67,11 @@ class Informer {
   Store* store() { return &store_; }
   const Store* store() const { return &store_; }
 
-  // Starts the list/watch thread. Call once. Thread-safe.
+  // Starts the list/watch thread; does nothing after Stop or a first Start. Thread-safe.
   void Start();
 
-  // Ends the watch in progress and joins the thread. Idempotent. Thread-safe.
+  // Ends the list or watch in progress (its request is cancelled, not waited out) and any backoff, and
+  // joins the thread. Idempotent. Thread-safe.
   void Stop();
 
   // True once the first list has filled the store. Thread-safe.
@@ -96,7 +98,8 @@ class Informer {
   InformerObserver* const observer_;
   Store store_;
   Cancellation cancel_;
-  std::thread thread_;
+  std::thread thread_;  // written by Start under mu_ before stopped_; joined by Stop under join_mu_ after
+  absl::Mutex join_mu_;
   std::atomic<int> lists_{0};
   std::string resource_version_;  // informer thread only
   absl::Duration backoff_;        // informer thread only

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace liken::informers {
 namespace {
@@ -24,6 +25,28 @@ std::string UrlEncode(std::string_view s) {
   }
   return out;
 }
+
+// Cuts `message` to kMaxErrorMessageBytes (at a UTF-8 character boundary), noting the response's size.
+std::string BoundedMessage(std::string message, size_t body_size) {
+  if (message.size() <= kMaxErrorMessageBytes) return message;
+  size_t cut = kMaxErrorMessageBytes;
+  while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;
+  message.resize(cut);
+  absl::StrAppend(&message, "... (cut; the response had ", body_size, " bytes)");
+  return message;
+}
+
+bool IsAlnumLower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// A short, printable rendering of a name for error messages.
+std::string Quoted(std::string_view name) {
+  std::string out;
+  for (unsigned char c : name.substr(0, 64)) out.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?');
+  if (name.size() > 64) absl::StrAppend(&out, "... (", name.size(), " bytes)");
+  return "'" + out + "'";
+}
+
+constexpr char kLimitPayload[] = "liken.sh/limit";
 
 }  // namespace
 
@@ -59,38 +82,37 @@ absl::StatusOr<WatchEvent> ParseWatchEvent(std::string_view line) {
   return event;
 }
 
-void Cancellation::Cancel() {
-  std::map<int, std::function<void()>> callbacks;
-  {
-    absl::MutexLock lock(&mu_);
-    if (cancelled_) return;
-    cancelled_ = true;
-    callbacks = callbacks_;
-  }
-  for (auto& [id, fn] : callbacks) fn();
-}
+Cancellation::Cancellation() = default;
 
-bool Cancellation::IsCancelled() const {
-  absl::MutexLock lock(&mu_);
-  return cancelled_;
-}
+Cancellation::~Cancellation() = default;
+
+void Cancellation::Cancel() { source_.request_stop(); }
+
+bool Cancellation::IsCancelled() const { return source_.stop_requested(); }
 
 int Cancellation::Subscribe(std::function<void()> fn) {
-  bool run_now;
   int id;
   {
     absl::MutexLock lock(&mu_);
-    run_now = cancelled_;
     id = ++next_;
-    if (!run_now) callbacks_[id] = fn;
   }
-  if (run_now) fn();
+  // Constructed outside the lock: on a raised flag the callback runs here, at once.
+  auto callback = std::make_unique<Callback>(source_.get_token(), std::move(fn));
+  absl::MutexLock lock(&mu_);
+  callbacks_[id] = std::move(callback);
   return id;
 }
 
 void Cancellation::Unsubscribe(int handle) {
-  absl::MutexLock lock(&mu_);
-  callbacks_.erase(handle);
+  std::unique_ptr<Callback> callback;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = callbacks_.find(handle);
+    if (it == callbacks_.end()) return;
+    callback = std::move(it->second);
+    callbacks_.erase(it);
+  }
+  callback.reset();  // waits for a run in progress on another thread
 }
 
 absl::Status StatusFromHttp(int code, std::string_view body) {
@@ -103,7 +125,9 @@ absl::Status StatusFromHttp(int code, std::string_view body) {
     if (auto r = j.find("reason"); r != j.end() && r->is_string()) reason = r->get<std::string>();
   }
   if (message.empty()) message = std::string(body.substr(0, 200));
-  std::string text = absl::StrCat("HTTP ", code, reason.empty() ? "" : " ", reason, ": ", message);
+  // Reason and message both come from the server: the whole text is cut, not only the message.
+  std::string text =
+      BoundedMessage(absl::StrCat("HTTP ", code, reason.empty() ? "" : " ", reason, ": ", message), body.size());
   absl::StatusCode sc;
   switch (code) {
     case 400:
@@ -120,6 +144,59 @@ absl::Status StatusFromHttp(int code, std::string_view body) {
   absl::Status status(sc, text);
   status.SetPayload(kHttpCodePayload, absl::Cord(absl::StrCat(code)));
   return status;
+}
+
+absl::StatusOr<nlohmann::json> ParseResponse(int code, std::string_view body) {
+  if (code < 200 || code >= 300) return StatusFromHttp(code, body);
+  if (body.empty()) return nlohmann::json::object();
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::InternalError("API server returned a body that is not JSON");
+  return j;
+}
+
+absl::Status LimitExceededError(std::string_view message) {
+  absl::Status status = absl::ResourceExhaustedError(std::string(message));
+  status.SetPayload(kLimitPayload, absl::Cord("1"));
+  return status;
+}
+
+bool IsLimitExceeded(const absl::Status& status) { return status.GetPayload(kLimitPayload).has_value(); }
+
+absl::Status ValidateDnsSubdomain(std::string_view name) {
+  if (name.empty() || name.size() > 253) {
+    return absl::InvalidArgumentError(absl::StrCat("name ", Quoted(name), " is not 1-253 bytes long"));
+  }
+  for (absl::string_view label : absl::StrSplit(std::string(name), '.')) {
+    if (label.empty() || label.size() > 63 || !IsAlnumLower(label.front()) || !IsAlnumLower(label.back())) {
+      return absl::InvalidArgumentError(absl::StrCat("name ", Quoted(name), " is not a DNS subdomain"));
+    }
+    for (char c : label) {
+      if (!IsAlnumLower(c) && c != '-') {
+        return absl::InvalidArgumentError(absl::StrCat("name ", Quoted(name), " is not a DNS subdomain"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateDnsLabel(std::string_view name) {
+  bool ok = !name.empty() && name.size() <= 63 && IsAlnumLower(name.front()) && IsAlnumLower(name.back());
+  for (char c : name) ok = ok && (IsAlnumLower(c) || c == '-');
+  if (!ok) return absl::InvalidArgumentError(absl::StrCat("name ", Quoted(name), " is not a DNS label"));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateApiPath(std::string_view path) {
+  if (path.empty() || path.front() != '/' || path.size() > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat("API path ", Quoted(path), " is not absolute or too long"));
+  }
+  const std::string segments(path.substr(1));
+  for (absl::string_view segment : absl::StrSplit(segments, '/')) {
+    bool ok = !segment.empty() && segment != "." && segment != "..";
+    for (char c : segment) ok = ok && (IsAlnumLower(c) || c == '-' || c == '.');
+    if (!ok) return absl::InvalidArgumentError(absl::StrCat("API path ", Quoted(path), " has an invalid segment"));
+  }
+  return absl::OkStatus();
 }
 
 int HttpCodeOf(const absl::Status& status) {

@@ -4,8 +4,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -40,23 +43,49 @@ struct WatchEvent {
 // Parses one line of a watch stream. InvalidArgument for a line that is not a watch event. Thread-safe.
 absl::StatusOr<WatchEvent> ParseWatchEvent(std::string_view line);
 
-// A flag that, once raised, ends watches and retry waits that were given it. Thread-safe.
+// A flag that, once raised, ends the requests, watches and waits that were given it. Built on
+// std::stop_source: a callback being run by Cancel is finished before Unsubscribe returns. Thread-safe.
 class Cancellation {
  public:
-  // Raises the flag and runs the subscribed callbacks (once). Thread-safe.
+  Cancellation();
+  ~Cancellation();
+  Cancellation(const Cancellation&) = delete;
+  Cancellation& operator=(const Cancellation&) = delete;
+
+  // Raises the flag and runs the subscribed callbacks (once, on this thread). Thread-safe.
   void Cancel();
   // True once Cancel was called. Thread-safe.
   bool IsCancelled() const;
-  // Runs `fn` on Cancel (at once when already cancelled); returns a handle for Unsubscribe. Thread-safe.
+  // Runs `fn` on Cancel (at once, on this thread, when already cancelled); returns a handle for
+  // Unsubscribe. `fn` must not call Subscribe or Unsubscribe. Thread-safe.
   int Subscribe(std::function<void()> fn);
-  // Forgets a callback; when it returns the callback is not running. Thread-safe.
+  // Forgets a callback; when it returns the callback is not running and will not run. Thread-safe.
   void Unsubscribe(int handle);
+  // The underlying token, for std::stop_callback users. Thread-safe.
+  std::stop_token token() const { return source_.get_token(); }
 
  private:
-  mutable absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  using Callback = std::stop_callback<std::function<void()>>;
+  std::stop_source source_;
+  absl::Mutex mu_;
   int next_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<int, std::function<void()>> callbacks_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::unique_ptr<Callback>> callbacks_ ABSL_GUARDED_BY(mu_);
+};
+
+// Subscribes a callback to a Cancellation (which may be null) for the life of this object. Thread-compatible.
+class ScopedCancelCallback {
+ public:
+  ScopedCancelCallback(Cancellation* cancel, std::function<void()> fn)
+      : cancel_(cancel), handle_(cancel != nullptr ? cancel->Subscribe(std::move(fn)) : 0) {}
+  ~ScopedCancelCallback() {
+    if (cancel_ != nullptr) cancel_->Unsubscribe(handle_);
+  }
+  ScopedCancelCallback(const ScopedCancelCallback&) = delete;
+  ScopedCancelCallback& operator=(const ScopedCancelCallback&) = delete;
+
+ private:
+  Cancellation* const cancel_;
+  const int handle_;
 };
 
 // Called for each watch event, in order; return false to end the watch (Watch then returns OK).
@@ -66,14 +95,17 @@ using WatchHandler = std::function<bool(const WatchEvent&)>;
 // Errors carry the HTTP code (HttpCodeOf): 404 NotFound, 409 AlreadyExists (create of an existing name) or
 // Aborted (conflict), 410 OutOfRange (Gone: resource version too old), 429 ResourceExhausted, 5xx
 // Unavailable, 401 Unauthenticated, 403 PermissionDenied, 400/422 InvalidArgument; transport errors
-// Unavailable; cancellation Cancelled. Implementations are thread-safe.
+// Unavailable; cancellation Cancelled; a response over the client's size limits ResourceExhausted with
+// IsLimitExceeded. Implementations are thread-safe.
 class KubeClient {
  public:
   virtual ~KubeClient() = default;
   // GETs one object. Thread-safe.
   virtual absl::StatusOr<nlohmann::json> Get(const std::string& path) = 0;
-  // GETs a collection (a *List object with metadata.resourceVersion and items). Thread-safe.
-  virtual absl::StatusOr<nlohmann::json> List(const std::string& path, const RequestOptions& options) = 0;
+  // GETs a collection (a *List object with metadata.resourceVersion and items). Raising `cancel` (may be
+  // null) ends the request and its retry waits with Cancelled. Thread-safe.
+  virtual absl::StatusOr<nlohmann::json> List(const std::string& path, const RequestOptions& options,
+                                              Cancellation* cancel) = 0;
   // POSTs `object` to the collection `path`; returns the object the server stored. Thread-safe.
   virtual absl::StatusOr<nlohmann::json> Create(const std::string& path, const nlohmann::json& object) = 0;
   // PUTs `object` to the object `path` (its metadata.resourceVersion guards the write). Thread-safe.
@@ -92,16 +124,43 @@ class KubeClient {
 // code; 2xx gives OK. Thread-safe.
 absl::Status StatusFromHttp(int code, std::string_view body);
 
+// What a request's response means: a 2xx body as JSON (an empty body is an empty object; a body that is
+// not JSON is Internal), any other code as StatusFromHttp. Thread-safe.
+absl::StatusOr<nlohmann::json> ParseResponse(int code, std::string_view body);
+
 // The HTTP code recorded in `status` by StatusFromHttp, or 0. Thread-safe.
 int HttpCodeOf(const absl::Status& status);
 
 // True for a 410 Gone (the resource version is too old: relist). Thread-safe.
 bool IsGone(const absl::Status& status);
 
+// A ResourceExhausted status marked as a size limit that was hit (not a 429 from the server). Thread-safe.
+absl::Status LimitExceededError(std::string_view message);
+
+// True for a status made by LimitExceededError. Thread-safe.
+bool IsLimitExceeded(const absl::Status& status);
+
+// The longest message StatusFromHttp keeps from a response (longer ones are cut, with the size noted).
+inline constexpr size_t kMaxErrorMessageBytes = 1024;
+
+// OK when `name` is a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', at most 253 bytes,
+// alphanumeric at both ends; so never "." or ".."): the names of nodes, claims and slices. Thread-safe.
+absl::Status ValidateDnsSubdomain(std::string_view name);
+
+// OK when `name` is a DNS-1123 label (lower-case alphanumerics and '-', at most 63 bytes): namespaces.
+// Thread-safe.
+absl::Status ValidateDnsLabel(std::string_view name);
+
+// OK when `path` is an absolute API path whose segments are non-empty, neither "." nor "..", and made of
+// lower-case alphanumerics, '-' and '.' (what the path builders below produce from valid names). The REST
+// client refuses any other path before it sends anything. Thread-safe.
+absl::Status ValidateApiPath(std::string_view path);
+
 // True for a 409 Conflict on update (someone else wrote the object first). Thread-safe.
 bool IsConflict(const absl::Status& status);
 
-// Resource paths. Thread-safe.
+// Resource paths. Callers check the names first (ValidateDnsSubdomain, ValidateDnsLabel): a name with a
+// '/' would name another path; the client itself refuses only what no valid name can produce. Thread-safe.
 std::string ResourceSlicesPath();
 std::string ResourceSlicePath(const std::string& name);
 std::string ResourceClaimPath(const std::string& namespace_name, const std::string& name);

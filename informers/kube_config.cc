@@ -37,7 +37,7 @@ std::string Str(const YAML::Node& map, const char* key) {
 
 // Reads `<key>-data` (base64) or `<key>` (a file) from `map` into `out`.
 absl::Status DataOrFile(const YAML::Node& map, const std::string& key, const std::string& base_dir,
-                        std::string* out) {
+                        const KubeconfigFileReader& read_file, std::string* out) {
   std::string data = Str(map, (key + "-data").c_str());
   if (!data.empty()) {
     if (!absl::Base64Unescape(data, out)) return absl::InvalidArgumentError(key + "-data is not base64");
@@ -46,7 +46,7 @@ absl::Status DataOrFile(const YAML::Node& map, const std::string& key, const std
   std::string file = Str(map, key.c_str());
   if (file.empty()) return absl::OkStatus();
   if (file[0] != '/') file = base_dir + "/" + file;
-  auto text = ReadFileToString(file);
+  auto text = read_file(file);
   if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(key, " ", file, ": ", text.status().message()));
   *out = *std::move(text);
   return absl::OkStatus();
@@ -59,9 +59,14 @@ std::string DefaultUserAgent() { return absl::StrCat("liken-dra/", LIKEN_VERSION
 absl::StatusOr<KubeConfig> LoadKubeconfig(const std::string& path, const std::string& context_name) {
   auto text = ReadFileToString(path);
   if (!text.ok()) return text.status();
+  return ParseKubeconfig(*text, path, context_name, [](const std::string& file) { return ReadFileToString(file); });
+}
+
+absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& path,
+                                           const std::string& context_name, const KubeconfigFileReader& read_file) {
   KubeConfig config;
   try {
-    YAML::Node root = YAML::Load(*text);
+    YAML::Node root = YAML::Load(std::string(text));
     if (!root.IsMap()) return absl::InvalidArgumentError(path + ": not a kubeconfig (not a YAML map)");
     std::string context = context_name.empty() ? Str(root, "current-context") : context_name;
     if (context.empty()) return absl::InvalidArgumentError(path + ": no context given and no current-context");
@@ -73,7 +78,7 @@ absl::StatusOr<KubeConfig> LoadKubeconfig(const std::string& path, const std::st
     config.server = Str(*cluster, "server");
     if (config.server.empty()) return absl::InvalidArgumentError(path + ": cluster has no server");
     config.insecure_skip_tls_verify = Str(*cluster, "insecure-skip-tls-verify") == "true";
-    if (auto s = DataOrFile(*cluster, "certificate-authority", base_dir, &config.ca_pem); !s.ok()) return s;
+    if (auto s = DataOrFile(*cluster, "certificate-authority", base_dir, read_file, &config.ca_pem); !s.ok()) return s;
     std::string user_name = Str(*ctx, "user");
     if (!user_name.empty()) {
       auto user = FindNamed(root, "users", user_name, "user");
@@ -83,14 +88,24 @@ absl::StatusOr<KubeConfig> LoadKubeconfig(const std::string& path, const std::st
       if (!config.token_file.empty() && config.token_file[0] != '/') {
         config.token_file = base_dir + "/" + config.token_file;
       }
-      if (auto s = DataOrFile(*user, "client-certificate", base_dir, &config.client_cert_pem); !s.ok()) return s;
-      if (auto s = DataOrFile(*user, "client-key", base_dir, &config.client_key_pem); !s.ok()) return s;
+      if (!config.token_file.empty()) {
+        // A file that rotates may vanish for a moment later on; one missing at start is a mistake.
+        auto token = read_file(config.token_file);
+        if (!token.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(path, ": tokenFile ", config.token_file, ": ", token.status().message()));
+        }
+      }
+      if (auto s = DataOrFile(*user, "client-certificate", base_dir, read_file, &config.client_cert_pem); !s.ok()) return s;
+      if (auto s = DataOrFile(*user, "client-key", base_dir, read_file, &config.client_key_pem); !s.ok()) return s;
       if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
         return absl::InvalidArgumentError(path + ": user has a client certificate without a key, or a key without one");
       }
     }
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": malformed kubeconfig: ", e.what()));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": unreadable kubeconfig: ", e.what()));
   }
   config.user_agent = DefaultUserAgent();
   return config;

@@ -1,7 +1,10 @@
 // Where and how to reach the API server: from a kubeconfig file or from the pod's service account.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -22,13 +25,24 @@ struct KubeConfig {
   absl::Duration request_timeout = absl::Seconds(30);
   absl::Duration watch_idle_timeout = absl::Minutes(6);  // no bytes for this long ends a watch
   int max_retries = 5;             // for 429/5xx and transport errors
+  size_t max_response_bytes = 64 << 20;     // a get or list body; more ends the request (LimitExceeded)
+  size_t max_watch_event_bytes = 16 << 20;  // one watch event line; more ends the watch (LimitExceeded)
+  size_t max_request_bytes = 3 << 20;       // a body sent (the API server's own default limit)
   std::string user_agent;          // empty: "liken-dra/<version>"
 };
 
+// Reads a file a kubeconfig refers to (a CA, a client certificate or key, a token file).
+using KubeconfigFileReader = std::function<absl::StatusOr<std::string>(const std::string& path)>;
+
 // Loads `path` (a kubeconfig) using `context_name`, or its current-context when empty. Relative file
-// references resolve against the kubeconfig's folder. InvalidArgument names what is missing or malformed.
-// Thread-safe.
+// references resolve against the kubeconfig's folder. InvalidArgument names what is missing or malformed,
+// including a tokenFile that cannot be read now (it may rotate later; it must exist at start). Thread-safe.
 absl::StatusOr<KubeConfig> LoadKubeconfig(const std::string& path, const std::string& context_name = "");
+
+// LoadKubeconfig on `text` already read from `path` (named in messages; its folder resolves relative
+// references), reading referenced files with `read_file`. Thread-safe when `read_file` is.
+absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& path,
+                                           const std::string& context_name, const KubeconfigFileReader& read_file);
 
 // The in-cluster configuration: `host` and `port` as in KUBERNETES_SERVICE_HOST/PORT, the token file and
 // CA bundle from `service_account_dir` (normally /var/run/secrets/kubernetes.io/serviceaccount).

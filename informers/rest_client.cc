@@ -1,5 +1,6 @@
 #include "informers/rest_client.h"
 
+#include <arpa/inet.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -7,14 +8,17 @@
 
 #include <cpprest/http_client.h>
 #include <cpprest/producerconsumerstream.h>
+#include <openssl/ssl.h>
 #include <pplx/threadpool.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
 #include "common/log.h"
 #include "controller/rate_limiter.h"
+#include "informers/line_splitter.h"
 
 namespace liken::informers {
 namespace {
@@ -22,29 +26,96 @@ namespace {
 namespace http = web::http;
 namespace client = web::http::client;
 
-// Waits `d` on `clock`; returns false when `cancel` was raised first.
-bool SleepFor(controller::Clock* clock, absl::Duration d, Cancellation* cancel) {
-  if (d <= absl::ZeroDuration()) return cancel == nullptr || !cancel->IsCancelled();
-  absl::Mutex mu;
-  bool cancelled = false;
-  controller::ScopedClockWaker waker(clock, &mu);
-  int sub = 0;
-  if (cancel != nullptr) {
-    sub = cancel->Subscribe([&] {
-      absl::MutexLock lock(&mu);
-      cancelled = true;
-    });
+// One call's cancellation: the client's stop and the caller's flag (either may be null) joined into one
+// pplx token source, which ends the HTTP exchange in flight, and one flag, which ends waits. Thread-safe.
+class CallScope {
+ public:
+  CallScope(Cancellation* client_stop, Cancellation* caller)
+      : client_stop_(client_stop, [this] { Raise(); }), caller_(caller, [this] { Raise(); }) {}
+
+  // True once either flag was raised. Thread-safe.
+  bool cancelled() const {
+    absl::MutexLock lock(&mu_);
+    return cancelled_;
   }
-  {
-    absl::MutexLock lock(&mu);
-    absl::Time deadline = clock->Now() + d;
-    while (!cancelled && clock->Now() < deadline) {
-      clock->AwaitWithDeadline(&mu, absl::Condition(&cancelled), deadline);
+
+  // The token for cpprestsdk requests. Thread-safe.
+  pplx::cancellation_token token() const { return cts_.get_token(); }
+
+  // Ends the exchange in flight without marking the call cancelled (a limit was hit). Thread-safe.
+  void AbortExchange() { cts_.cancel(); }
+
+  // Waits `d` on `clock`; false when cancelled first (or already). Thread-safe.
+  bool Sleep(controller::Clock* clock, absl::Duration d) {
+    if (d <= absl::ZeroDuration()) return !cancelled();
+    controller::ScopedClockWaker waker(clock, &mu_);
+    absl::MutexLock lock(&mu_);
+    const absl::Time deadline = clock->Now() + d;
+    while (!cancelled_ && clock->Now() < deadline) {
+      clock->AwaitWithDeadline(&mu_, absl::Condition(&cancelled_), deadline);
+    }
+    return !cancelled_;
+  }
+
+ private:
+  void Raise() {
+    {
+      absl::MutexLock lock(&mu_);
+      cancelled_ = true;
+    }
+    cts_.cancel();
+  }
+
+  // Declared before the subscriptions, which may fire while being constructed.
+  mutable absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  pplx::cancellation_token_source cts_;
+  ScopedCancelCallback client_stop_;
+  ScopedCancelCallback caller_;
+};
+
+absl::Status CancelledCall(const std::string& what) { return absl::CancelledError(what + " cancelled"); }
+
+// Reads a response body as it arrives, up to `limit` bytes; more ends the exchange with LimitExceeded.
+absl::StatusOr<std::string> ReadBody(http::http_response& resp, size_t limit, CallScope& scope) {
+  const auto declared = resp.headers().content_length();
+  if (declared > limit) {
+    scope.AbortExchange();
+    return LimitExceededError(absl::StrCat("response body of ", declared, " bytes exceeds the limit of ", limit));
+  }
+  auto buf = resp.body().streambuf();
+  std::string body;
+  std::vector<uint8_t> chunk(64 * 1024);
+  while (true) {
+    size_t want = std::clamp<size_t>(static_cast<size_t>(std::max<std::streamsize>(buf.in_avail(), 1)), 1,
+                                     chunk.size());
+    size_t n = buf.getn(chunk.data(), want).get();
+    if (n == 0) return body;
+    if (body.size() + n > limit) {
+      scope.AbortExchange();
+      return LimitExceededError(absl::StrCat("response body exceeds the limit of ", limit, " bytes"));
+    }
+    body.append(reinterpret_cast<const char*>(chunk.data()), n);
+  }
+}
+
+// OK for a host name (letters, digits, '-', '.'), an IPv4 address, or a bracketed IPv6 address.
+absl::Status ValidateHost(const std::string& host) {
+  if (host.empty()) return absl::InvalidArgumentError("no host");
+  if (host.front() == '[' || host.find(':') != std::string::npos) {
+    in6_addr addr{};
+    if (host.size() < 2 || host.front() != '[' || host.back() != ']' ||
+        ::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &addr) != 1) {
+      return absl::InvalidArgumentError("'" + host + "' is not a bracketed IPv6 address");
+    }
+    return absl::OkStatus();
+  }
+  for (char c : host) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') {
+      return absl::InvalidArgumentError("'" + host + "' is not a host name");
     }
   }
-  if (cancel != nullptr) cancel->Unsubscribe(sub);
-  absl::MutexLock lock(&mu);
-  return !cancelled;
+  return absl::OkStatus();
 }
 
 // A response reduced to what callers need.
@@ -57,50 +128,47 @@ struct Reply {
 
 class RestClient final : public KubeClient {
  public:
-  RestClient(const KubeConfig& config, controller::Clock* clock)
+  RestClient(const KubeConfig& config, controller::Clock* clock, Cancellation* stop)
       : config_(config),
         clock_(clock),
+        stop_(stop),
         bucket_(clock, config.qps, config.burst),
         user_agent_(config.user_agent.empty() ? DefaultUserAgent() : config.user_agent),
         client_(web::uri(config.server), ClientConfig(config, config.request_timeout)),
         watch_client_(web::uri(config.server), ClientConfig(config, config.watch_idle_timeout)) {}
 
   absl::StatusOr<nlohmann::json> Get(const std::string& path) override {
-    return JsonCall(http::methods::GET, path, nullptr, /*idempotent=*/true);
+    return JsonCall(http::methods::GET, path, "", nullptr, /*idempotent=*/true, nullptr);
   }
 
-  absl::StatusOr<nlohmann::json> List(const std::string& path, const RequestOptions& options) override {
-    std::string query = EncodeQuery(options, /*watch=*/false);
-    return JsonCall(http::methods::GET, query.empty() ? path : path + "?" + query, nullptr, true);
+  absl::StatusOr<nlohmann::json> List(const std::string& path, const RequestOptions& options,
+                                      Cancellation* cancel) override {
+    return JsonCall(http::methods::GET, path, EncodeQuery(options, /*watch=*/false), nullptr, true, cancel);
   }
 
   absl::StatusOr<nlohmann::json> Create(const std::string& path, const nlohmann::json& object) override {
-    return JsonCall(http::methods::POST, path, &object, false);
+    return JsonCall(http::methods::POST, path, "", &object, false, nullptr);
   }
 
   absl::StatusOr<nlohmann::json> Update(const std::string& path, const nlohmann::json& object) override {
-    return JsonCall(http::methods::PUT, path, &object, false);
+    return JsonCall(http::methods::PUT, path, "", &object, false, nullptr);
   }
 
   absl::Status Delete(const std::string& path, const std::string& uid) override {
     nlohmann::json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
     if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
-    auto result = JsonCall(http::methods::DEL, path, &options, true);
+    auto result = JsonCall(http::methods::DEL, path, "", &options, true, nullptr);
     return result.status();
   }
 
   absl::Status Watch(const std::string& path, const RequestOptions& options, const WatchHandler& handler,
                      Cancellation* cancel) override {
-    if (cancel != nullptr && cancel->IsCancelled()) return absl::CancelledError("watch cancelled");
-    if (!SleepFor(clock_, bucket_.Reserve(), cancel)) return absl::CancelledError("watch cancelled");
+    if (absl::Status s = ValidateApiPath(path); !s.ok()) return s;
+    CallScope scope(stop_, cancel);
+    if (!scope.Sleep(clock_, bucket_.Reserve())) return CancelledCall("watch");
     auto token = BearerToken();
     if (!token.ok()) return token.status();
-    pplx::cancellation_token_source cts;
-    int sub = 0;
-    if (cancel != nullptr) sub = cancel->Subscribe([&cts] { cts.cancel(); });
-    absl::Status result = DoWatch(path + "?" + EncodeQuery(options, /*watch=*/true), *token, handler, cts, cancel);
-    if (cancel != nullptr) cancel->Unsubscribe(sub);
-    return result;
+    return DoWatch(path + "?" + EncodeQuery(options, /*watch=*/true), *token, handler, scope);
   }
 
  private:
@@ -158,47 +226,62 @@ class RestClient final : public KubeClient {
     return req;
   }
 
-  // One HTTP exchange; transport failures become Unavailable.
+  // One HTTP exchange; transport failures become Unavailable, a raised flag Cancelled.
   absl::StatusOr<Reply> Exchange(const http::method& method, const std::string& path_and_query,
-                                 const nlohmann::json* body) {
+                                 const std::string* payload, CallScope& scope) {
     auto token = BearerToken();
     if (!token.ok()) return token.status();
     http::http_request req = NewRequest(method, path_and_query, *token);
-    if (body != nullptr) req.set_body(body->dump(), "application/json");
+    if (payload != nullptr) req.set_body(*payload, "application/json");
     try {
-      http::http_response resp = client_.request(req).get();
+      http::http_response resp = client_.request(req, scope.token()).get();
       Reply reply;
       reply.code = resp.status_code();
-      reply.body = resp.extract_utf8string(true).get();
       auto ra = resp.headers().find("Retry-After");
       int seconds = 0;
       if (ra != resp.headers().end() && absl::SimpleAtoi(ra->second, &seconds) && seconds >= 0) {
         reply.has_retry_after = true;
         reply.retry_after = absl::Seconds(std::min(seconds, 60));
       }
+      auto body = ReadBody(resp, config_.max_response_bytes, scope);
+      if (!body.ok()) return body.status();
+      reply.body = *std::move(body);
       return reply;
     } catch (const std::exception& e) {
+      if (scope.cancelled()) return CancelledCall(absl::StrCat("request ", std::string(method), " ", path_and_query));
       return absl::UnavailableError(absl::StrCat("request ", std::string(method), " ", path_and_query, ": ", e.what()));
     }
   }
 
-  absl::StatusOr<nlohmann::json> JsonCall(const http::method& method, const std::string& path_and_query,
-                                          const nlohmann::json* body, bool idempotent) {
+  absl::StatusOr<nlohmann::json> JsonCall(const http::method& method, const std::string& path,
+                                          const std::string& query, const nlohmann::json* body, bool idempotent,
+                                          Cancellation* cancel) {
+    if (absl::Status s = ValidateApiPath(path); !s.ok()) return s;
+    const std::string path_and_query = query.empty() ? path : path + "?" + query;
+    std::string payload;
+    if (body != nullptr) {
+      payload = body->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (payload.size() > config_.max_request_bytes) {
+        return LimitExceededError(absl::StrCat("request body of ", payload.size(), " bytes for ", path,
+                                               " exceeds the limit of ", config_.max_request_bytes));
+      }
+    }
+    CallScope scope(stop_, cancel);
     absl::Duration backoff = absl::Milliseconds(200);
     absl::Status last;
     for (int attempt = 0; attempt <= config_.max_retries; ++attempt) {
-      SleepFor(clock_, bucket_.Reserve(), nullptr);
-      auto reply = Exchange(method, path_and_query, body);
+      if (!scope.Sleep(clock_, bucket_.Reserve())) return CancelledCall(path);
+      auto reply = Exchange(method, path_and_query, body != nullptr ? &payload : nullptr, scope);
       absl::Duration wait = backoff;
       backoff = std::min(backoff * 2, absl::Seconds(10));
       if (!reply.ok()) {
         last = reply.status();
+        if (last.code() == absl::StatusCode::kCancelled || IsLimitExceeded(last)) return last;
         if (!idempotent && attempt > 0) break;  // the write may have happened; let the caller decide
       } else if (reply->code >= 200 && reply->code < 300) {
-        if (reply->body.empty()) return nlohmann::json::object();
-        nlohmann::json j = nlohmann::json::parse(reply->body, nullptr, false);
-        if (j.is_discarded()) return absl::InternalError("API server returned a body that is not JSON: " + path_and_query);
-        return j;
+        auto parsed = ParseResponse(reply->code, reply->body);
+        if (!parsed.ok()) return absl::Status(parsed.status().code(), absl::StrCat(parsed.status().message(), ": ", path));
+        return parsed;
       } else {
         last = StatusFromHttp(reply->code, reply->body);
         bool retryable = reply->code == 429 || (reply->code >= 500 && (idempotent || reply->has_retry_after));
@@ -207,51 +290,58 @@ class RestClient final : public KubeClient {
       }
       if (attempt == config_.max_retries) break;
       LogDebug("kube client: retrying", {{"path", path_and_query}, {"error", std::string(last.message())}});
-      SleepFor(clock_, wait, nullptr);
+      if (!scope.Sleep(clock_, wait)) return CancelledCall(path);
     }
     return last;
   }
 
   absl::Status DoWatch(const std::string& path_and_query, const std::string& token, const WatchHandler& handler,
-                       pplx::cancellation_token_source& cts, Cancellation* cancel) {
-    auto cancelled = [&] { return cancel != nullptr && cancel->IsCancelled(); };
+                       CallScope& scope) {
     try {
       http::http_request req = NewRequest(http::methods::GET, path_and_query, token);
-      http::http_response resp = watch_client_.request(req, cts.get_token()).get();
+      http::http_response resp = watch_client_.request(req, scope.token()).get();
       if (resp.status_code() != http::status_codes::OK) {
-        return StatusFromHttp(resp.status_code(), resp.extract_utf8string(true).get());
+        auto body = ReadBody(resp, kMaxErrorMessageBytes * 64, scope);
+        return StatusFromHttp(resp.status_code(), body.ok() ? *body : "");
       }
-      auto stream = resp.body();
-      auto buf = stream.streambuf();
-      std::string pending;
+      auto buf = resp.body().streambuf();
+      LineSplitter lines(config_.max_watch_event_bytes);
+      bool handler_done = false;
+      absl::Status stream_error;
       std::vector<uint8_t> chunk(64 * 1024);
       while (true) {
-        if (cancelled()) return absl::CancelledError("watch cancelled");
+        if (scope.cancelled()) return CancelledCall("watch");
         size_t want = std::clamp<size_t>(static_cast<size_t>(std::max<std::streamsize>(buf.in_avail(), 1)), 1,
                                          chunk.size());
         size_t n = buf.getn(chunk.data(), want).get();
         if (n == 0) break;  // the server ended the stream
-        pending.append(reinterpret_cast<const char*>(chunk.data()), n);
-        size_t start = 0;
-        for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
-          std::string_view line(pending.data() + start, nl - start);
-          if (line.empty() || line == "\r") continue;
-          auto event = ParseWatchEvent(line);
-          if (!event.ok()) return event.status();
-          if (event->type == "ERROR") {
-            int code = event->object.value("code", 500);
-            return StatusFromHttp(code, event->object.dump());
-          }
-          if (!handler(*event)) {
-            cts.cancel();
-            return absl::OkStatus();
-          }
+        absl::Status s = lines.Feed(
+            std::string_view(reinterpret_cast<const char*>(chunk.data()), n), [&](std::string_view line) -> absl::Status {
+              auto event = ParseWatchEvent(line);
+              if (!event.ok()) return event.status();
+              if (event->type == "ERROR") {
+                int code = event->object.value("code", 500);
+                return StatusFromHttp(code, event->object.dump(-1, ' ', false,
+                                                               nlohmann::json::error_handler_t::replace));
+              }
+              if (!handler(*event)) {
+                handler_done = true;
+                return absl::CancelledError("");  // stops the feed; not returned
+              }
+              return absl::OkStatus();
+            });
+        if (handler_done) {
+          scope.AbortExchange();
+          return absl::OkStatus();
         }
-        pending.erase(0, start);
+        if (!s.ok()) {
+          scope.AbortExchange();
+          return s;
+        }
       }
-      return cancelled() ? absl::CancelledError("watch cancelled") : absl::OkStatus();
+      return scope.cancelled() ? CancelledCall("watch") : absl::OkStatus();
     } catch (const std::exception& e) {
-      if (cancelled()) return absl::CancelledError("watch cancelled");
+      if (scope.cancelled()) return CancelledCall("watch");
       std::string what = e.what();
       if (what.find("timed out") != std::string::npos || what.find("timeout") != std::string::npos) {
         return absl::DeadlineExceededError("watch went silent: " + what);
@@ -262,6 +352,7 @@ class RestClient final : public KubeClient {
 
   const KubeConfig config_;
   controller::Clock* const clock_;
+  Cancellation* const stop_;  // may be null
   controller::TokenBucket bucket_;
   const std::string user_agent_;
   client::http_client client_;
@@ -281,7 +372,7 @@ void SetHttpThreads(size_t threads) {
   }
 }
 
-absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& config, controller::Clock* clock) {
+absl::Status ValidateKubeConfig(const KubeConfig& config) {
   web::uri uri;
   try {
     uri = web::uri(config.server);
@@ -291,8 +382,41 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& conf
   if (uri.scheme() != "https" && uri.scheme() != "http") {
     return absl::InvalidArgumentError(absl::StrCat("API server URL '", config.server, "' is not http(s)"));
   }
+  if (absl::Status s = ValidateHost(uri.host()); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("API server URL '", config.server, "': ", s.message()));
+  }
+  if (uri.port() < 0 || uri.port() > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("API server URL '", config.server, "' has no valid port"));
+  }
+  if (!uri.query().empty() || !uri.fragment().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("API server URL '", config.server, "' has a query or fragment"));
+  }
+  if (uri.scheme() != "https") return absl::OkStatus();
+  // The TLS material as the client will load it: what OpenSSL rejects here can never work.
+  boost::asio::ssl::context ctx(boost::asio::ssl::context::tls_client);
+  boost::system::error_code ec;
+  if (!config.ca_pem.empty()) {
+    ctx.add_certificate_authority(boost::asio::buffer(config.ca_pem.data(), config.ca_pem.size()), ec);
+    if (ec) return absl::InvalidArgumentError("the certificate authority data is not PEM certificates: " + ec.message());
+  }
+  if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
+    ctx.use_certificate_chain(boost::asio::buffer(config.client_cert_pem.data(), config.client_cert_pem.size()), ec);
+    if (ec) return absl::InvalidArgumentError("the client certificate is not a PEM certificate: " + ec.message());
+    ctx.use_private_key(boost::asio::buffer(config.client_key_pem.data(), config.client_key_pem.size()),
+                        boost::asio::ssl::context::pem, ec);
+    if (ec) return absl::InvalidArgumentError("the client key is not a PEM private key: " + ec.message());
+    if (::SSL_CTX_check_private_key(ctx.native_handle()) != 1) {
+      return absl::InvalidArgumentError("the client key does not belong to the client certificate");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& config, controller::Clock* clock,
+                                                          Cancellation* stop) {
+  if (absl::Status s = ValidateKubeConfig(config); !s.ok()) return s;
   try {
-    return std::unique_ptr<KubeClient>(std::make_unique<RestClient>(config, clock));
+    return std::unique_ptr<KubeClient>(std::make_unique<RestClient>(config, clock, stop));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("cannot create API client for '", config.server, "': ", e.what()));
   }

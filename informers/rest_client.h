@@ -10,11 +10,18 @@
 
 namespace liken::informers {
 
-// Creates a client for `config`: bearer token (re-read from token_file when it changes), client
-// certificate, CA; QPS/burst limits; retries of 429/5xx/transport errors with backoff that honours
-// Retry-After; User-Agent. `clock` (for waits) must outlive the client. InvalidArgument for a bad server
-// URL. Thread-safe.
-absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& config, controller::Clock* clock);
+// OK when `config` can work at all: an http(s) URL with a valid host and port, and (for https) a CA, client
+// certificate and key that OpenSSL accepts, the key matching the certificate. InvalidArgument says what is
+// wrong: such a configuration cannot heal, so retrying it is pointless. Thread-safe.
+absl::Status ValidateKubeConfig(const KubeConfig& config);
+
+// Creates a client for `config` (checked by ValidateKubeConfig): bearer token (re-read from token_file when
+// it changes), client certificate, CA; QPS/burst limits; retries of 429/5xx/transport errors with backoff
+// that honours Retry-After; User-Agent; the size limits of `config`. Every wait (rate limit, retry backoff,
+// the exchange itself) ends with Cancelled once `stop` (may be null; must outlive the client) is raised,
+// and every later call fails at once. `clock` (for waits) must outlive the client. Thread-safe.
+absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& config, controller::Clock* clock,
+                                                          Cancellation* stop = nullptr);
 
 // Sizes the HTTP library's process-wide I/O thread pool (its default is 40 threads). Call once, before the
 // first client exists; later calls have no effect. The daemon needs few: watches do not hold a thread.

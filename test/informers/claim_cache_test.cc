@@ -105,6 +105,26 @@ TEST_F(ClaimCacheTest, MissFallsBackToOneGet) {
   cache_->Stop();
 }
 
+TEST_F(ClaimCacheTest, NamesThatAreNoDnsNamesAreRefusedWithoutARequest) {
+  const std::string huge(1 << 20, 'a');
+  for (const auto& [ns, name] : std::vector<std::pair<std::string, std::string>>{
+           {"ns1", ".."}, {"ns1", "."}, {"..", "c"}, {"ns1", "a/b"}, {"ns1", huge}, {"NS", "c"}}) {
+    auto got = cache_->Get(ns, name, "");
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << ns << "/" << name.substr(0, 10);
+    EXPECT_LT(got.status().message().size(), 200u) << "the name is not echoed whole";
+  }
+  EXPECT_TRUE(server_.Requests().empty());
+  // A pod naming such a claim costs no request and no retries.
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", ".."));
+  cache_->Start();
+  ASSERT_TRUE(cache_->WaitForSync());
+  server_.Upsert("resourceclaims", Claim("fine"));
+  server_.Upsert("pods", PodWithClaims("p2", "node-a", "fine"));
+  DriveUntil(&clock_, [&] { return Cached("ns1/fine"); });
+  for (const auto& r : server_.Requests()) EXPECT_EQ(r.path.find(".."), std::string::npos) << r.path;
+  cache_->Stop();
+}
+
 TEST_F(ClaimCacheTest, DropsAClaimWhenNoPodOnTheNodeUsesIt) {
   server_.Upsert("resourceclaims", Claim("shared"));
   server_.Upsert("pods", PodWithClaims("p1", "node-a", "shared"));

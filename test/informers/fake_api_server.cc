@@ -113,6 +113,12 @@ bool HttpResponder::SendLine(const std::string& line) {
   return Write(std::string(size) + data + "\r\n");
 }
 
+bool HttpResponder::SendChunk(const std::string& data) {
+  char size[32];
+  std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+  return Write(std::string(size) + data + "\r\n");
+}
+
 void HttpResponder::EndStream() {
   Write("0\r\n\r\n");
   ::shutdown(fd_, SHUT_WR);
@@ -426,6 +432,25 @@ void FakeApiServer::BreakWatches() {
   absl::MutexLock lock(&mu_);
   for (auto& [fd, w] : watchers_) ::shutdown(fd, SHUT_RDWR);
   watchers_.clear();
+}
+
+FakeApiServer::Interceptor FakeApiServer::NeverAnswer(bool watch_only) {
+  return [watch_only](const HttpRequest& req, HttpResponder&) {
+    return !watch_only || req.query.count("watch") > 0;  // answered by nobody
+  };
+}
+
+FakeApiServer::Interceptor FakeApiServer::EndlessWatchLine(std::atomic<int64_t>* sent) {
+  return [sent](const HttpRequest& req, HttpResponder& out) {
+    if (req.query.count("watch") == 0) return false;
+    out.StartStream();
+    out.SendChunk(R"({"type":"ADDED","object":{"metadata":{"name":")");
+    const std::string chunk(64 * 1024, 'x');
+    while (out.SendChunk(chunk)) {
+      if (sent != nullptr) sent->fetch_add(static_cast<int64_t>(chunk.size()));
+    }
+    return true;
+  };
 }
 
 void FakeApiServer::SetInterceptor(Interceptor interceptor) {

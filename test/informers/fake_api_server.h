@@ -36,6 +36,8 @@ class HttpResponder {
   void StartStream();
   // One chunk (a watch event line: pass the JSON, a newline is appended).
   bool SendLine(const std::string& line);
+  // One chunk of raw bytes (no newline added). False once the client is gone.
+  bool SendChunk(const std::string& data);
   // Ends the chunked stream properly.
   void EndStream();
   // Closes the connection at once, mid-stream.
@@ -73,6 +75,13 @@ class FakeApiServer {
   void BreakWatches();
   // Runs before the built-in handling of each request.
   void SetInterceptor(Interceptor interceptor);
+
+  // Interceptors for servers that misbehave. NeverAnswer: every request is read and never answered (the
+  // connection stays open until the client or the server's destructor closes it); `watch_only` limits it
+  // to watches. EndlessWatchLine: a watch gets a 200 and then 'x' bytes without a newline, without end,
+  // until the client goes away; the bytes sent are added to `*sent` (may be null).
+  static Interceptor NeverAnswer(bool watch_only = false);
+  static Interceptor EndlessWatchLine(std::atomic<int64_t>* sent = nullptr);
 
   // Runs on each object stored by a client's POST or PUT (server-side defaulting or dropped fields).
   void SetWriteMutator(std::function<void(nlohmann::json*)> mutator);

@@ -40,7 +40,8 @@ class FakeKubeClient final : public informers::KubeClient {
     return it->second;
   }
 
-  absl::StatusOr<nlohmann::json> List(const std::string& path, const informers::RequestOptions& options) override {
+  absl::StatusOr<nlohmann::json> List(const std::string& path, const informers::RequestOptions& options,
+                                      informers::Cancellation*) override {
     absl::MutexLock lock(&mu_);
     Record("LIST", path, nullptr);
     if (auto f = TakeFailure("LIST", path)) return *f;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "controller/clock.h"
@@ -208,6 +209,95 @@ TEST_F(InformerTest, StopEndsAnOpenWatch) {
   server_.WaitForOpenWatches(1);
   informer->Stop();  // must not hang on the open stream
   server_.WaitForOpenWatches(0);
+}
+
+// A client of its own, with `config` on top of the fixture's server.
+std::unique_ptr<KubeClient> ClientFor(const FakeApiServer& server, FakeClock* clock, KubeConfig config) {
+  config.server = server.url();
+  auto client = NewRestClient(config, clock);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return client.ok() ? *std::move(client) : nullptr;
+}
+
+TEST_F(InformerTest, StopEndsAListThatIsNeverAnswered) {
+  server_.SetInterceptor(FakeApiServer::NeverAnswer());
+  KubeConfig config;
+  config.request_timeout = absl::Hours(1);  // nothing but Stop ends the list
+  auto client = ClientFor(server_, &clock_, config);
+  InformerOptions options;
+  options.resource = "pods";
+  options.path = PodsPath();
+  Informer informer(client.get(), &clock_, options, &handler_);
+  informer.Start();
+  server_.WaitForRequests(PodsPath(), false, 1);
+  informer.Stop();  // must not wait for an answer
+  EXPECT_FALSE(informer.HasSynced());
+}
+
+TEST_F(InformerTest, StopEndsTheClientsRetryBackoffOfAList) {
+  server_.SetInterceptor([](const liken::testing::HttpRequest&, liken::testing::HttpResponder& out) {
+    out.Respond(503, R"({"kind":"Status","code":503,"message":"not ready"})");
+    return true;
+  });
+  KubeConfig config;
+  config.max_retries = 5;  // the client backs off between tries on the fake clock, which never moves
+  auto client = ClientFor(server_, &clock_, config);
+  InformerOptions options;
+  options.resource = "pods";
+  options.path = PodsPath();
+  Informer informer(client.get(), &clock_, options, &handler_);
+  informer.Start();
+  server_.WaitForRequests(PodsPath(), false, 1);
+  while (clock_.waiters() == 0) std::this_thread::yield();
+  informer.Stop();
+  EXPECT_EQ(server_.CountRequests(PodsPath(), false), 1);
+}
+
+class RestartCounter : public InformerObserver {
+ public:
+  void OnWatchRestart(const std::string&, const std::string& reason) override {
+    absl::MutexLock lock(&mu_);
+    reasons_.push_back(reason);
+  }
+  size_t count() {
+    absl::MutexLock lock(&mu_);
+    return reasons_.size();
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> reasons_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(InformerTest, AnEndlessWatchLineRelistsAfterABackoffWithBoundedMemory) {
+  std::atomic<int64_t> sent{0};
+  auto endless = FakeApiServer::EndlessWatchLine(&sent);
+  std::atomic<int> watches{0};
+  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") == 0 || ++watches > 1) return false;
+    return endless(req, out);
+  });
+  KubeConfig config;
+  config.qps = 0;
+  config.max_watch_event_bytes = 256 * 1024;
+  auto client = ClientFor(server_, &clock_, config);
+  RestartCounter restarts;
+  InformerOptions options;
+  options.resource = "pods";
+  options.path = PodsPath();
+  options.field_selector = "spec.nodeName=node-a";
+  Informer informer(client.get(), &clock_, options, &handler_, &restarts);
+  informer.Start();
+  // The over-long line ends the watch; the informer waits out a backoff (nothing happens until the clock
+  // moves), then lists again and watches normally.
+  while (clock_.waiters() == 0) std::this_thread::yield();
+  EXPECT_EQ(informer.lists(), 1);
+  EXPECT_EQ(restarts.count(), 1u);
+  DriveUntil(&clock_, [&] { return informer.lists() >= 2; });
+  server_.WaitForOpenWatches(1);
+  server_.Upsert("pods", Pod("after", "node-a"));
+  handler_.WaitFor("add:default/after");
+  informer.Stop();
 }
 
 TEST_F(InformerTest, MalformedEventsAreSkippedNotFatal) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <thread>
 
@@ -29,11 +30,37 @@ std::string TempDir() {
 
 void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
+// A self-signed test certificate with its key, and a key of another pair (made for these tests only).
+constexpr char kTestCertPem[] = R"(-----BEGIN CERTIFICATE-----
+MIIBgDCCASegAwIBAgIUN/tH1cvfcV19wwY7htvZLHzkdvMwCgYIKoZIzj0EAwIw
+FTETMBEGA1UEAwwKbGlrZW4tdGVzdDAgFw0yNjEyMDExMzE3NTlaGA8yMTI2MTEw
+NzEzMTc1OVowFTETMBEGA1UEAwwKbGlrZW4tdGVzdDBZMBMGByqGSM49AgEGCCqG
+SM49AwEHA0IABBTkl8m+OYrOZ2UQBYkPu9CdVRtvbma1h4rgewvyI8FYWg3/b8m+
+qR+2/Dr/vKsFl4o571/OuJUuj+4FLHXgMyijUzBRMB0GA1UdDgQWBBQzvD3lQenw
+86p+9+dcjN5bLwoBATAfBgNVHSMEGDAWgBQzvD3lQenw86p+9+dcjN5bLwoBATAP
+BgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCIFcR1yUaCs7+Fm5hf4sb
+taEs4q8oAx7Pr5A/3E89Ath/AiBP+BUSxaDYQF5rQ7veiasPDjs+drxaAE792I6g
+vEuTWQ==
+-----END CERTIFICATE-----
+)";
+constexpr char kTestKeyPem[] = R"(-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgS7o0bBc0VzPLJONf
+M4P2TnTUe2xStWrA3OoC6DMK2KmhRANCAAQU5JfJvjmKzmdlEAWJD7vQnVUbb25m
+tYeK4HsL8iPBWFoN/2/Jvqkftvw6/7yrBZeKOe9fzriVLo/uBSx14DMo
+-----END PRIVATE KEY-----
+)";
+constexpr char kOtherKeyPem[] = R"(-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg/IW7+zZnowzCU1Qs
+/1bXU0/P77ZMqbH91UmuDNQrIEihRANCAATWBxT5MQAdfY4AKQicXCt092D4SA8U
+fRMsx1LchpgBHsQLiKj+ZeQLM6RHPqwhB+8tQ9EZxlz9Qd4lmS5kO3Yd
+-----END PRIVATE KEY-----
+)";
+
 class RestClientTest : public ::testing::Test {
  protected:
-  std::unique_ptr<KubeClient> NewClient(KubeConfig config = {}) {
+  std::unique_ptr<KubeClient> NewClient(KubeConfig config = {}, Cancellation* stop = nullptr) {
     config.server = server_.url();
-    auto client = NewRestClient(config, &clock_);
+    auto client = NewRestClient(config, &clock_, stop);
     EXPECT_TRUE(client.ok()) << client.status();
     return client.ok() ? *std::move(client) : nullptr;
   }
@@ -146,8 +173,174 @@ TEST_F(RestClientTest, ClientSideRateLimit) {
 
 TEST_F(RestClientTest, RejectsABadServerUrl) {
   KubeConfig config;
-  config.server = "ftp://nowhere";
+  for (const char* server : {"ftp://nowhere", "http://[::1", "https://[::1", "http://", "https://a b/",
+                             "http://[not-ipv6]:80", "https://host:99999", "http://host/?q=1", "https://:443"}) {
+    config.server = server;
+    EXPECT_EQ(NewRestClient(config, &clock_).status().code(), absl::StatusCode::kInvalidArgument) << server;
+  }
+  for (const char* server : {"http://[::1]:8080", "https://10.0.0.1:6443", "https://api.example:443/k8s/c1"}) {
+    config.server = server;
+    EXPECT_TRUE(NewRestClient(config, &clock_).ok()) << server;
+  }
+}
+
+TEST_F(RestClientTest, RejectsTlsMaterialThatCannotWork) {
+  KubeConfig config;
+  config.server = "https://10.0.0.1:6443";
+  config.ca_pem = "CA PEM";
+  auto not_pem = NewRestClient(config, &clock_);
+  EXPECT_EQ(not_pem.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(not_pem.status().message().find("certificate authority"), std::string::npos) << not_pem.status();
+  config.server = "http://10.0.0.1:8080";  // plain http never reads the CA
+  EXPECT_TRUE(NewRestClient(config, &clock_).ok());
+  config.server = "https://10.0.0.1:6443";
+  config.ca_pem = kTestCertPem;
+  EXPECT_TRUE(NewRestClient(config, &clock_).ok());
+  config.client_cert_pem = kTestCertPem;
+  config.client_key_pem = kTestKeyPem;
+  EXPECT_TRUE(NewRestClient(config, &clock_).ok());
+  config.client_key_pem = kOtherKeyPem;
+  auto mismatch = NewRestClient(config, &clock_);
+  EXPECT_EQ(mismatch.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(mismatch.status().message().find("client key"), std::string::npos) << mismatch.status();
+  config.client_key_pem = "KEY PEM";
   EXPECT_EQ(NewRestClient(config, &clock_).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(RestClientTest, StopEndsARequestThatIsNeverAnswered) {
+  server_.SetInterceptor(FakeApiServer::NeverAnswer());
+  KubeConfig config;
+  config.request_timeout = absl::Hours(1);  // only the stop can end it
+  Cancellation stop;
+  auto client = NewClient(config, &stop);
+  absl::StatusOr<nlohmann::json> result;
+  std::thread t([&] { result = client->Get(NodePath("n1")); });
+  server_.WaitForRequests(NodePath("n1"), false, 1);
+  stop.Cancel();
+  t.join();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
+  EXPECT_EQ(client->Get(NodePath("n1")).status().code(), absl::StatusCode::kCancelled) << "later calls fail at once";
+  EXPECT_EQ(server_.CountRequests(NodePath("n1"), false), 1);
+}
+
+TEST_F(RestClientTest, CallerCancellationEndsAListThatIsNeverAnswered) {
+  server_.SetInterceptor(FakeApiServer::NeverAnswer());
+  KubeConfig config;
+  config.request_timeout = absl::Hours(1);
+  auto client = NewClient(config);
+  Cancellation cancel;
+  absl::StatusOr<nlohmann::json> result;
+  std::thread t([&] { result = client->List(PodsPath(), {}, &cancel); });
+  server_.WaitForRequests(PodsPath(), false, 1);
+  cancel.Cancel();
+  t.join();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
+}
+
+TEST_F(RestClientTest, StopEndsARetryBackoff) {
+  server_.SetInterceptor([](const HttpRequest&, HttpResponder& out) {
+    out.Respond(503, R"({"code":503})");
+    return true;
+  });
+  Cancellation stop;
+  auto client = NewClient({}, &stop);
+  absl::StatusOr<nlohmann::json> result;
+  std::thread t([&] { result = client->Get(NodePath("n1")); });
+  // The fake clock never moves: only the stop can end the backoff after the first 503.
+  while (clock_.waiters() == 0) std::this_thread::yield();
+  stop.Cancel();
+  t.join();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
+  EXPECT_EQ(server_.Requests().size(), 1u);
+}
+
+TEST_F(RestClientTest, ResponseBodiesOverTheLimitFail) {
+  KubeConfig config;
+  config.max_response_bytes = 4096;
+  auto client = NewClient(config);
+  server_.Upsert("nodes", {{"metadata", {{"name", "big"}, {"labels", {{"x", std::string(8192, 'a')}}}}}});
+  server_.Upsert("nodes", {{"metadata", {{"name", "small"}}}});
+  auto big = client->Get(NodePath("big"));  // with a Content-Length
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted) << big.status();
+  EXPECT_TRUE(IsLimitExceeded(big.status()));
+  EXPECT_TRUE(client->Get(NodePath("small")).ok());
+  // A chunked body (no Content-Length) that grows past the limit.
+  server_.SetInterceptor([](const HttpRequest& req, HttpResponder& out) {
+    if (req.path != NodePath("chunked")) return false;
+    out.StartStream();
+    out.SendChunk(R"({"metadata":{"name":"chunked","x":")");
+    for (int i = 0; i < 16 && out.SendChunk(std::string(1024, 'b')); ++i) {
+    }
+    out.SendChunk(R"("}})");
+    out.EndStream();
+    return true;
+  });
+  auto chunked = client->Get(NodePath("chunked"));
+  EXPECT_TRUE(IsLimitExceeded(chunked.status())) << chunked.status();
+}
+
+TEST_F(RestClientTest, RequestBodiesOverTheLimitAreNotSent) {
+  KubeConfig config;
+  config.max_request_bytes = 1024;
+  auto client = NewClient(config);
+  auto r = client->Create(ResourceSlicesPath(), {{"metadata", {{"name", "x"}}}, {"pad", std::string(2048, 'p')}});
+  EXPECT_TRUE(IsLimitExceeded(r.status())) << r.status();
+  EXPECT_EQ(server_.CountWrites(), 0);
+  EXPECT_TRUE(client->Create(ResourceSlicesPath(), {{"metadata", {{"name", "x"}}}}).ok());
+}
+
+TEST_F(RestClientTest, AnEndlessWatchLineEndsTheWatchAtTheLimit) {
+  std::atomic<int64_t> sent{0};
+  server_.SetInterceptor(FakeApiServer::EndlessWatchLine(&sent));
+  KubeConfig config;
+  config.max_watch_event_bytes = 1 << 20;
+  auto client = NewClient(config);
+  int events = 0;
+  absl::Status s = client->Watch(PodsPath(), {}, [&](const WatchEvent&) { return ++events > 0; }, nullptr);
+  EXPECT_TRUE(IsLimitExceeded(s)) << s;
+  EXPECT_EQ(events, 0);
+  server_.WaitForOpenWatches(0);
+}
+
+TEST_F(RestClientTest, ErrorMessagesAreBounded) {
+  const std::string huge(1 << 20, 'u');
+  absl::Status s = StatusFromHttp(422, nlohmann::json{{"message", "uid " + huge + " is invalid"}}.dump());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(s.message().size(), kMaxErrorMessageBytes + 100) << s.message().size();
+  EXPECT_NE(s.message().find("cut"), std::string::npos);
+  EXPECT_LT(StatusFromHttp(500, huge).message().size(), 300u);
+  // The reason comes from the server too (found by the fuzzer: a long reason with a long message).
+  absl::Status reason = StatusFromHttp(409, nlohmann::json{{"reason", huge}, {"message", huge}}.dump());
+  EXPECT_LT(reason.message().size(), kMaxErrorMessageBytes + 100) << reason.message().size();
+  // A cut never splits a UTF-8 character.
+  std::string accents;
+  while (accents.size() < 2 * kMaxErrorMessageBytes) accents += "\xc3\xa9";
+  absl::Status u = StatusFromHttp(400, nlohmann::json{{"message", "x" + accents}}.dump());
+  std::string m(u.message());
+  EXPECT_EQ(m.substr(0, m.find("...")).size() % 2, 1u) << "'x' then whole two-byte characters";
+  // Names that are no DNS names come back short, too.
+  absl::Status name = ValidateDnsSubdomain(huge);
+  EXPECT_EQ(name.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(name.message().size(), 200u);
+}
+
+TEST_F(RestClientTest, PathsThatAreNoApiPathsAreNeverSent) {
+  auto client = NewClient();
+  for (const std::string& path : {ResourceSlicePath(".."), ResourceSlicePath("."), ResourceSlicePath(""),
+                                  ResourceClaimPath("ns", ".."), ResourceClaimPath("..", "c"), NodePath("N1"),
+                                  NodePath("a%2Fb"), std::string("relative")}) {
+    EXPECT_EQ(client->Get(path).status().code(), absl::StatusCode::kInvalidArgument) << path;
+    EXPECT_EQ(client->Delete(path).code(), absl::StatusCode::kInvalidArgument) << path;
+  }
+  EXPECT_EQ(client->Watch("/api/v1/../pods", {}, [](const WatchEvent&) { return false; }, nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(server_.Requests().empty());
+  EXPECT_TRUE(ValidateDnsSubdomain("node-a.example").ok());
+  EXPECT_FALSE(ValidateDnsSubdomain("a..b").ok());
+  EXPECT_FALSE(ValidateDnsSubdomain("-a").ok());
+  EXPECT_TRUE(ValidateDnsLabel("kube-system").ok());
+  EXPECT_FALSE(ValidateDnsLabel("a.b").ok());
+  EXPECT_FALSE(ValidateDnsLabel(std::string(64, 'a')).ok());
 }
 
 TEST(KubeconfigTest, LoadsServerCaTokenAndClientCertificate) {
@@ -238,6 +431,36 @@ users: [{name: u, user: {}}]
   ASSERT_EQ(::mkfifo((sa + "/ca.crt").c_str(), 0600), 0);
   EXPECT_EQ(InClusterConfig("10.96.0.1", "443", sa).status().code(), absl::StatusCode::kFailedPrecondition);
   ::alarm(0);
+}
+
+TEST(KubeconfigTest, ATokenFileMissingAtStartIsAnError) {
+  std::string dir = TempDir();
+  const std::string config = R"(current-context: m
+contexts: [{name: m, context: {cluster: c, user: u}}]
+clusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]
+users: [{name: u, user: {tokenFile: token}}]
+)";
+  WriteFile(dir + "/config", config);
+  auto missing = LoadKubeconfig(dir + "/config");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("tokenFile"), std::string::npos) << missing.status();
+  WriteFile(dir + "/token", "tok\n");
+  auto present = LoadKubeconfig(dir + "/config");
+  ASSERT_TRUE(present.ok()) << present.status();
+  EXPECT_EQ(present->token_file, dir + "/token");
+}
+
+TEST_F(RestClientTest, ATokenFileMissingLaterKeepsTheLastToken) {
+  std::string dir = TempDir();
+  WriteFile(dir + "/token", "first\n");
+  KubeConfig config;
+  config.token_file = dir + "/token";
+  auto client = NewClient(config);
+  server_.Upsert("nodes", {{"metadata", {{"name", "n1"}}}});
+  ASSERT_TRUE(client->Get(NodePath("n1")).ok());
+  ASSERT_EQ(::unlink((dir + "/token").c_str()), 0);  // mid-rotation
+  ASSERT_TRUE(client->Get(NodePath("n1")).ok());
+  EXPECT_EQ(server_.Requests().back().headers["authorization"], "Bearer first");
 }
 
 TEST(InClusterConfigTest, ReadsServiceAccount) {
