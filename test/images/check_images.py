@@ -431,6 +431,10 @@ def check_rootfs(repo, env):
     if os.geteuid() != 0 or not chroot or not unshare:
         print("SKIP: needs root, chroot and unshare")
         return 77
+    probe = subprocess.run([unshare, "--mount", "--pid", "--fork", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print(f"SKIP: no mount and PID namespaces here: {probe.stderr.strip()}")
+        return 77
     with tempfile.TemporaryDirectory(dir="/dev/shm" if os.path.isdir("/dev/shm") else None) as tmp:
         roots = {}
         for key, var in IMAGES.items():
