@@ -12,7 +12,8 @@
 #
 # usage: hack/build-image.sh [--out DIR] [--binary FILE] [IMAGE...]    IMAGE: runtime test pause busybox (default all)
 #   --out DIR      where the archives go (default build/images)
-#   --binary FILE  the liken-dra binary to ship (default build/liken-dra; hack/build.sh liken-dra builds it)
+#   --binary FILE  the liken-dra binary to ship, stripped (default build/liken-dra, as hack/build.sh liken-dra built
+#                  it; the Dockerfile builds Release). Libraries, pci.ids and CA bundle come from this machine.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$REPO/build/images
