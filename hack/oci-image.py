@@ -26,6 +26,7 @@ import os
 import stat
 import sys
 import tarfile
+import time
 
 MEDIA_INDEX = "application/vnd.oci.image.index.v1+json"
 MEDIA_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -202,7 +203,7 @@ def main():
     layer_tar = layer.tar_bytes(mtime)
 
     arch = ARCH.get(os.uname().machine, os.uname().machine)
-    created = "%04d-%02d-%02dT%02d:%02d:%02dZ" % __import__("time").gmtime(mtime)[:6]
+    created = "%04d-%02d-%02dT%02d:%02d:%02dZ" % time.gmtime(mtime)[:6]
     config = {"Env": args.env, "WorkingDir": "/"}
     if args.entrypoint:
         config["Entrypoint"] = json.loads(args.entrypoint)
