@@ -11,6 +11,8 @@ usage: check_images.py CHECK REPO BINARY DIR
                 pci.ids, the CA bundle, umockdev and the recordings
   rootfs        (root only) the unpacked images work under chroot: the driver runs a recording under umockdev,
                 busybox runs, the pause image exits on SIGTERM
+  containerd    (root, where hack/build-control-plane.sh cached containerd and ctr) a private containerd imports
+                each archive under its name and digest and runs the four images
 Exit 0: passed; 1: a check failed; 77: skipped.
 """
 import fnmatch
@@ -501,6 +503,104 @@ def check_rootfs(repo, env):
     return 0
 
 
+def containerd_bin():
+    """The directory of containerd, ctr and the runc shim that hack/build-control-plane.sh caches, or None."""
+    for d in sorted(glob.glob(os.path.expanduser("~/.cache/liken-dra/k8s-*/bin")), reverse=True):
+        if all(os.access(os.path.join(d, b), os.X_OK) for b in ("containerd", "ctr", "containerd-shim-runc-v2")):
+            return d
+    return None
+
+
+def check_containerd(env):
+    """Imports every archive into a private containerd, compares names and digests, and runs the images."""
+    bin_dir, runc = containerd_bin(), shutil.which("runc")
+    if os.geteuid() != 0 or not bin_dir or not runc:
+        print("SKIP: needs root, runc and containerd/ctr in ~/.cache/liken-dra/k8s-*/bin (hack/build-control-plane.sh)")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="liken-ctrd-") as tmp:
+        sock = os.path.join(tmp, "containerd.sock")
+        config = os.path.join(tmp, "config.toml")
+        with open(config, "w") as f:
+            f.write(f'version = 3\nroot = "{tmp}/root"\nstate = "{tmp}/state"\n'
+                    f'disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime", '
+                    f'"io.containerd.cri.v1.images"]\n[grpc]\n  address = "{sock}"\n')
+        path_env = {"PATH": f"{bin_dir}:{os.path.dirname(runc)}:/usr/sbin:/usr/bin:/sbin:/bin"}
+        with open(os.path.join(tmp, "containerd.log"), "w") as log:
+            daemon = subprocess.Popen([os.path.join(bin_dir, "containerd"), "--config", config], stdout=log,
+                                      stderr=subprocess.STDOUT, env=path_env)
+        ctr = [os.path.join(bin_dir, "ctr"), "--address", sock, "-n", "liken-image-test"]
+        try:
+            for _ in range(600):  # up to a minute for the socket: a bound on a hang, not a speed check
+                if subprocess.run(ctr + ["version"], capture_output=True, env=path_env).returncode == 0:
+                    break
+                if daemon.poll() is not None:
+                    break
+                subprocess.run(["sleep", "0.1"])
+            else:
+                fail("containerd did not answer")
+            if daemon.poll() is not None:
+                with open(os.path.join(tmp, "containerd.log")) as f:
+                    fail(f"containerd exited: {f.read()[-2000:]}")
+                return 0
+            for key, var in IMAGES.items():
+                proc = subprocess.run(ctr + ["images", "import", "--local", "--snapshotter", "overlayfs",
+                                             env[var + "_ARCHIVE"]], capture_output=True, text=True, env=path_env)
+                if proc.returncode != 0:
+                    fail(f"{key}: ctr images import failed: {proc.stderr.strip()}")
+            listing = subprocess.run(ctr + ["images", "ls"], capture_output=True, text=True, env=path_env).stdout
+            digests = {line.split()[0]: line.split()[2] for line in listing.splitlines()[1:] if line.split()}
+            for key, var in IMAGES.items():
+                if digests.get(env[var]) != env[var + "_DIGEST"]:
+                    fail(f"{key}: containerd lists {env[var]} as {digests.get(env[var])}, want {env[var + '_DIGEST']}")
+                else:
+                    print(f"{key}: imported as {env[var]} {digests[env[var]]}")
+
+            def run(name, image, *argv):
+                return subprocess.run(ctr + ["run", "--rm", "--snapshotter", "overlayfs", image, name, *argv],
+                                      capture_output=True, text=True, timeout=300, env=path_env)
+            proc = run("liken-version", env["LIKEN_IMAGE"], "/usr/bin/liken-dra", "--version")
+            if proc.returncode != 0:
+                fail(f"runtime: the container exited {proc.returncode}: {proc.stderr.strip()}")
+            else:
+                print(f"runtime: in a container: {proc.stdout.strip()}")
+            recording = env["LIKEN_RECORDINGS_DIR"] + "/harmless-nodes.umockdev"
+            proc = run("liken-report", env["LIKEN_TEST_IMAGE"], "umockdev-run", "-d", recording, "--",
+                       "/usr/bin/liken-dra", "report", "-o", "json")
+            if proc.returncode != 0:
+                fail(f"test: the container exited {proc.returncode}: {proc.stderr.strip()}")
+            else:
+                print(f"test: in a container: {[d['name'] for d in json.loads(proc.stdout)['published']]}")
+            proc = run("liken-busybox", env["LIKEN_BUSYBOX_IMAGE"], "sh", "-c", "head -c 3 /dev/zero | od -An -tx1")
+            if proc.returncode != 0 or proc.stdout.split() != ["00", "00", "00"]:
+                fail(f"busybox: the container exited {proc.returncode}: {proc.stdout!r} {proc.stderr.strip()}")
+            else:
+                print("busybox: in a container: sh, head and od run")
+            pause = subprocess.Popen(ctr + ["run", "--rm", "--snapshotter", "overlayfs", env["LIKEN_PAUSE_IMAGE"],
+                                            "liken-pause"], env=path_env)
+            try:
+                for _ in range(600):  # until the task runs and its shell has started the sleep
+                    tasks = subprocess.run(ctr + ["tasks", "ps", "liken-pause"], capture_output=True, text=True,
+                                           env=path_env).stdout
+                    if len(tasks.split()) >= 6:  # a header and two processes
+                        break
+                    subprocess.run(["sleep", "0.1"])
+                subprocess.run(ctr + ["tasks", "kill", "-s", "SIGTERM", "liken-pause"], env=path_env)
+                rc = pause.wait(timeout=60)
+                if rc != 0:
+                    fail(f"pause: exited {rc} on SIGTERM, want 0")
+                else:
+                    print("pause: in a container, exits 0 on SIGTERM")
+            finally:
+                if pause.poll() is None:
+                    subprocess.run(ctr + ["tasks", "kill", "-s", "SIGKILL", "liken-pause"], env=path_env)
+                    pause.wait(timeout=60)
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=60)
+            subprocess.run(["umount", "-R", os.path.join(tmp, "root")], capture_output=True)
+    return 0
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__)
@@ -527,6 +627,9 @@ def main():
         check_dockerfile(repo, env)
     elif check == "rootfs":
         if check_rootfs(repo, env) == 77:
+            return 77
+    elif check == "containerd":
+        if check_containerd(env) == 77:
             return 77
     else:
         print(__doc__)
