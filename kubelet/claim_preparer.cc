@@ -403,9 +403,11 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
         SetPrepared(*slot, std::nullopt);
       }
     }
-    if (status.ok()) {  // a crash's leftovers of this claim go with it
-      for (auto removed : {checkpoint_->RemoveTempFiles(ref.uid), specs_->RemoveTempFiles(ref.uid)}) {
-        if (!removed.ok()) LogWarning("remove leftover temp files", {{"claim_uid", ref.uid}, {"error", removed.status().ToString()}});
+    if (status.ok() && PreparedCount() == 0) {
+      // The last claim is gone: so go a crash's leftovers (listing the directories once here, not on every
+      // unprepare; no writer is in flight while the lock is held).
+      for (auto removed : {checkpoint_->RemoveTempFiles(std::nullopt), specs_->RemoveTempFiles(std::nullopt)}) {
+        if (!removed.ok()) LogWarning("remove leftover temp files", {{"error", removed.status().ToString()}});
       }
     }
   }

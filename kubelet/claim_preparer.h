@@ -17,7 +17,7 @@
 //  - Each such sequence, and each check-then-write (a vanished spec rewritten only while its record exists),
 //    holds the claims directory's advisory lock (ClaimCheckpoint::LockDirectory), so two driver instances
 //    sharing the directories (a rolling update) never interleave on one claim. Start-up recovery holds it
-//    throughout and removes the temp files a crash left; an unprepare removes those of its claim.
+//    throughout and removes the temp files a crash left; so does the unprepare of the last prepared claim.
 //  - A vanished CDI or claims directory is recreated by the next Refresh, with every prepared claim's files.
 #pragma once
 

@@ -776,20 +776,23 @@ TEST_P(KubeletPluginTest, StartUpRemovesTempFilesACrashLeftBehind) {
   EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
 }
 
-TEST_P(KubeletPluginTest, UnprepareRemovesItsClaimsTempFiles) {
+TEST_P(KubeletPluginTest, UnpreparingTheLastClaimRemovesTempFilesACrashLeftBehind) {
   LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
   const std::string record_temp = absl::StrCat(ClaimsDir(kubelet_root_), "/.", kGpuUid, ".json.tmp.7.abc");
   const std::string spec_temp = absl::StrCat(cdi_root_, "/.liken.sh-", kGpuUid, ".json.tmp.7.abc");
-  const std::string other_claim = absl::StrCat(cdi_root_, "/.liken.sh-", kUsbUid, ".json.tmp.7.abc");
+  const std::string other_driver = cdi_root_ + "/.vendor.com-gpu.json.tmp.7.abc";
   WriteFile(record_temp, "{");
   WriteFile(spec_temp, "{");
-  WriteFile(other_claim, "{");
+  WriteFile(other_driver, "{");
   auto un = kubelet_->Unprepare({Gpu()});
   LIKEN_ASSERT_OK(un);
   EXPECT_EQ(un->at(kGpuUid), "");
+  un = kubelet_->Unprepare({Usb()});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kUsbUid), "");
   EXPECT_FALSE(Exists(record_temp));
   EXPECT_FALSE(Exists(spec_temp));
-  EXPECT_TRUE(Exists(other_claim)) << "an unprepare removed another claim's temp file";
+  EXPECT_TRUE(Exists(other_driver)) << "another driver's file was removed";
 }
 
 TEST_P(KubeletPluginTest, DeletedCdiDirectoryIsRecreatedByPrepareAndByTheNextRefresh) {
