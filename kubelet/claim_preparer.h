@@ -36,6 +36,7 @@
 #include "kubelet/claim_checkpoint.h"
 #include "kubelet/claim_ref.h"
 #include "kubelet/device_catalog.h"
+#include "kubelet/device_metadata_writer.h"
 #include "kubelet/plugin_observer.h"
 #include "kubelet/prepared_claim.h"
 #include "kubelet/usb_rebinder.h"
@@ -55,9 +56,10 @@ cdi::Spec ClaimSpecFor(const PreparedClaim& claim);
 // serialised. All dependencies are borrowed and must outlive the preparer. Thread-safe.
 class ClaimPreparer {
  public:
+  // `metadata` may be null: no device metadata files are written.
   ClaimPreparer(std::string node_name, informers::ClaimLookup* lookup, DeviceCatalog* catalog,
                 const cdi::ClaimSpecStore* specs, const ClaimCheckpoint* checkpoint, UsbRebinder* rebinder,
-                PluginObserver* observer);
+                PluginObserver* observer, const DeviceMetadataStore* metadata = nullptr);
 
   // Start-up recovery, before serving: reloads claims prepared in this boot and restores their CDI specs,
   // forgets claims of an earlier boot, and removes liken specs no record accounts for. Fails only when the
@@ -110,6 +112,10 @@ class ClaimPreparer {
   bool ForgetIfUnpreparedElsewhere(ClaimSlot& slot, const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
   void SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
   void Rebind(const PreparedClaim& claim);
+  // The claim's CDI spec: its devices, and the mounts of its metadata files when those are written.
+  cdi::Spec SpecFor(const PreparedClaim& claim) const;
+  // Writes the claim's metadata files unless they are present (`check_content`: and exact); OK when off.
+  absl::Status EnsureMetadata(const PreparedClaim& claim, bool check_content) const;
 
   const std::string node_name_;
   informers::ClaimLookup* const lookup_;
@@ -118,6 +124,7 @@ class ClaimPreparer {
   const ClaimCheckpoint* const checkpoint_;
   UsbRebinder* const rebinder_;
   PluginObserver* const observer_;
+  const DeviceMetadataStore* const metadata_;  // null: off
 
   // Lock order: a slot's mu may be taken while holding table_mu_ only with TryLock; holders of a slot's mu
   // never take table_mu_. devices_mu_ is a leaf.
