@@ -11,8 +11,9 @@
 //    the kubelet prepares the same claim UID again when a shared claim gets a new pod on this node. A
 //    tombstone is dropped once no older prepare is in flight; no request outlives a driver restart, so
 //    tombstones are not persisted.
-//  - Order of writes: prepare records the claim in the checkpoint, then writes the CDI spec; unprepare
-//    removes the CDI spec, rebinds USB interfaces, then removes the record. A crash in between leaves a
+//  - Order of writes: prepare records the claim in the checkpoint, then writes its device metadata files,
+//    then the CDI spec that mounts them; unprepare removes the CDI spec and the metadata files, rebinds USB
+//    interfaces, then removes the record. A crash in between leaves a
 //    record, so a restart restores the spec and the kubelet's retried unprepare finishes the job.
 #pragma once
 
