@@ -143,6 +143,17 @@ TEST_F(MachineMetadataTest, BothAmdGpusCarryKfdTheirAttributesAndTheirNuma) {
             "/var/run/kubernetes.io/dra-device-attributes/resourceclaims/compute/w7900/liken.sh-metadata.json");
   EXPECT_EQ(spec["devices"][3]["containerEdits"]["mounts"][0]["containerPath"],
             "/var/run/kubernetes.io/dra-device-attributes/resourceclaims/compute/mi210/liken.sh-metadata.json");
+
+  // For checks with other tools (a CDI library, the standard's reader): LIKEN_TEST_ARTIFACTS=DIR keeps copies.
+  if (const char* keep = std::getenv("LIKEN_TEST_ARTIFACTS")) {
+    std::ofstream(absl::StrCat(keep, "/liken.sh-", uid, ".json")) << *text;
+    for (const char* request : {"w7900", "mi210"}) {
+      auto file = ReadFileToString(
+          absl::StrCat(kubelet_root_, "/plugins/liken.sh/metadata/", uid, "/", request, "/liken.sh-metadata.json"));
+      LIKEN_ASSERT_OK(file);
+      std::ofstream(absl::StrCat(keep, "/", request, "-metadata.json")) << *file;
+    }
+  }
 }
 
 TEST_F(MachineMetadataTest, UsbNumbersAreTheDevicesBusnumAndDevnum) {
