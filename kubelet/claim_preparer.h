@@ -75,7 +75,8 @@ class ClaimPreparer {
   std::vector<absl::Status> Unprepare(const std::vector<ClaimRef>& claims);
 
   // Re-resolves every prepared claim's devices against `snapshot` and rewrites the CDI specs whose nodes
-  // changed or whose file vanished; returns how many it rewrote. A claim whose spec and record both vanished
+  // changed or whose file vanished (with their metadata files, generation + 1 on a change; a vanished
+  // metadata file alone is rewritten without counting); returns how many specs it rewrote. A claim whose spec and record both vanished
   // was unprepared by another driver instance sharing the directories: it is forgotten, not rewritten. A device missing from the snapshot keeps
   // its recorded nodes. Fails (after doing the rest) when a write failed. Thread-safe.
   absl::StatusOr<int> Refresh(const InventorySnapshot& snapshot);

@@ -208,6 +208,18 @@ TEST_P(DeviceMetadataTest, ReEnumerationRefreshesTheFileWithTheSpec) {
   EXPECT_EQ(Metadata(kUsbUid, "port")["metadata"]["generation"], 2);
 }
 
+TEST_P(DeviceMetadataTest, RefreshRestoresAVanishedFileWithoutRewritingTheSpec) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({{"ns", kUsbUid, "serial"}}));
+  const std::string before = *ReadFileToString(HostFile(kUsbUid, "port"));
+  ASSERT_EQ(::unlink(HostFile(kUsbUid, "port").c_str()), 0);
+  auto refreshed = plugin_->RefreshPreparedClaims(inventory_);
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(*refreshed, 0);  // no spec rewritten
+  auto after = ReadFileToString(HostFile(kUsbUid, "port"));
+  LIKEN_ASSERT_OK(after);
+  EXPECT_EQ(*after, before);  // same content, same generation
+}
+
 TEST_P(DeviceMetadataTest, FilesAreNeverSharedAndUnprepareRemovesThem) {
   LIKEN_ASSERT_OK(kubelet_->Prepare({{"ns", kGpuUid, "gpu"}}));
   LIKEN_ASSERT_OK(kubelet_->Prepare({{"ns", kTemplateUid, "pod-x-gpu-7f2kq"}}));
