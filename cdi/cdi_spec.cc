@@ -15,17 +15,53 @@ bool IsAsciiAlnum(char c) { return IsAsciiLetter(c) || (c >= '0' && c <= '9'); }
 
 nlohmann::json EditsToJson(const ContainerEdits& edits) {
   nlohmann::json out = nlohmann::json::object();
-  if (edits.device_nodes.empty()) return out;
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& n : edits.device_nodes) {
-    nodes.push_back({{"path", n.path}, {"type", n.type}, {"major", n.major}, {"minor", n.minor}});
+  if (!edits.device_nodes.empty()) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& n : edits.device_nodes) {
+      nodes.push_back({{"path", n.path}, {"type", n.type}, {"major", n.major}, {"minor", n.minor}});
+    }
+    out["deviceNodes"] = std::move(nodes);
   }
-  out["deviceNodes"] = std::move(nodes);
+  if (!edits.mounts.empty()) {
+    nlohmann::json mounts = nlohmann::json::array();
+    for (const auto& m : edits.mounts) {
+      mounts.push_back({{"hostPath", m.host_path}, {"containerPath", m.container_path}, {"options", m.options}});
+    }
+    out["mounts"] = std::move(mounts);
+  }
   return out;
+}
+
+absl::Status ParseMounts(const nlohmann::json& j, absl::string_view where, ContainerEdits* out) {
+  auto it = j.find("mounts");
+  if (it == j.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_array()) return absl::InvalidArgumentError(absl::StrCat(where, ".mounts is not a list"));
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& m = (*it)[i];
+    std::string at = absl::StrCat(where, ".mounts[", i, "]");
+    if (!m.is_object()) return absl::InvalidArgumentError(absl::StrCat(at, " is not an object"));
+    Mount mount;
+    for (auto [key, field] : {std::pair{"hostPath", &mount.host_path}, std::pair{"containerPath", &mount.container_path}}) {
+      if (!m.contains(key) || !m[key].is_string() || m[key].get<std::string>().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(at, ".", key, " is missing or not a string"));
+      }
+      *field = m[key].get<std::string>();
+    }
+    if (m.contains("options")) {
+      if (!m["options"].is_array()) return absl::InvalidArgumentError(absl::StrCat(at, ".options is not a list"));
+      for (const auto& o : m["options"]) {
+        if (!o.is_string()) return absl::InvalidArgumentError(absl::StrCat(at, ".options holds a non-string"));
+        mount.options.push_back(o.get<std::string>());
+      }
+    }
+    out->mounts.push_back(std::move(mount));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ParseEdits(const nlohmann::json& j, absl::string_view where, ContainerEdits* out) {
   if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
+  if (auto s = ParseMounts(j, where, out); !s.ok()) return s;
   auto it = j.find("deviceNodes");
   if (it == j.end() || it->is_null()) return absl::OkStatus();
   if (!it->is_array()) return absl::InvalidArgumentError(absl::StrCat(where, ".deviceNodes is not a list"));
@@ -81,7 +117,7 @@ std::string SpecToJson(const Spec& spec) {
     devices.push_back({{"name", d.name}, {"containerEdits", EditsToJson(d.container_edits)}});
   }
   nlohmann::json j = {{"cdiVersion", MinimumCdiVersion(spec)}, {"kind", spec.kind}, {"devices", std::move(devices)}};
-  if (!spec.container_edits.device_nodes.empty()) j["containerEdits"] = EditsToJson(spec.container_edits);
+  if (!spec.container_edits.device_nodes.empty() || !spec.container_edits.mounts.empty()) j["containerEdits"] = EditsToJson(spec.container_edits);
   return j.dump(2) + "\n";
 }
 

@@ -21,9 +21,19 @@ struct DeviceNode {
   friend bool operator==(const DeviceNode&, const DeviceNode&) = default;
 };
 
-// containerEdits: liken writes device nodes only.
+// One containerEdits.mounts[] entry: a bind mount of a host file (no `type`, so cdiVersion 0.3.0 holds it).
+struct Mount {
+  std::string host_path;       // "/var/lib/kubelet/plugins/liken.sh/metadata/<uid>/gpu/liken.sh-metadata.json"
+  std::string container_path;  // "/var/run/kubernetes.io/dra-device-attributes/..."
+  std::vector<std::string> options;  // {"ro", "nosuid", "nodev", "bind"}
+
+  friend bool operator==(const Mount&, const Mount&) = default;
+};
+
+// containerEdits: liken writes device nodes, and bind mounts of the claim's device metadata files.
 struct ContainerEdits {
   std::vector<DeviceNode> device_nodes;
+  std::vector<Mount> mounts;
 
   friend bool operator==(const ContainerEdits&, const ContainerEdits&) = default;
 };

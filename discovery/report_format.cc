@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "discovery/amd_compute.h"
 #include "discovery/attributes.h"
 
 namespace liken::discovery {
@@ -29,6 +30,9 @@ nlohmann::ordered_json ReportToJson(const Inventory& inventory) {
     item["allowMultipleAllocations"] = d.allow_multiple_allocations;
     out["published"].push_back(std::move(item));
   }
+  // Deliveries beyond the contract's walk, stated once for the operator.
+  out["notes"] = nlohmann::ordered_json::array();
+  if (std::any_of(inventory.published.begin(), inventory.published.end(), DeliversKfd)) out["notes"].push_back(kKfdNote);
   out["withheld"] = nlohmann::ordered_json::array();
   for (const auto& w : inventory.withheld) out["withheld"].push_back({{"name", w.name}, {"reason", w.reason}});
   out["unclaimed"] = nlohmann::ordered_json::array();
@@ -71,6 +75,9 @@ std::string ReportToText(const Inventory& inventory) {
     out << Pad(d.name, name_w) << Pad(AttrString(d, kAttrSubsystem), sub_w)
         << Pad(d.allow_multiple_allocations ? "yes" : "no", 8) << Pad(AttrString(d, kAttrDriver), 16) << nodes
         << "\n";
+  }
+  if (std::any_of(inventory.published.begin(), inventory.published.end(), DeliversKfd)) {
+    out << "Note: " << kKfdNote << "\n";
   }
   out << "\nWithheld devices (" << inventory.withheld.size() << ")\n";
   for (const auto& w : inventory.withheld) out << "  " << w.name << ": " << w.reason << "\n";

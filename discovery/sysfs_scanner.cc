@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "apis/resource_slice.h"
 #include "common/files.h"
+#include "discovery/amd_compute.h"
 #include "discovery/attributes.h"
 #include "discovery/delivery_walk.h"
 #include "discovery/device_rules.h"
@@ -218,6 +219,15 @@ class ScanPass {
     return std::nullopt;
   }
 
+  // /dev/kfd, read once per scan and only when an amdgpu device asks (see amd_compute.h).
+  const std::optional<DeviceNode>& Kfd() {
+    if (!kfd_read_) {
+      kfd_read_ = true;
+      kfd_ = ReadKfdNode(options_.sysfs_root, &inventory_->warnings);
+    }
+    return kfd_;
+  }
+
   const HostStorageFacts* StorageFacts(std::string* error) {
     if (!storage_loaded_) {
       storage_loaded_ = true;
@@ -261,6 +271,7 @@ class ScanPass {
       }
     }
     DeliveryDecision decision = DecideDelivery(driver, walk);
+    if (driver == kKfdDriver) AddAmdComputeNode(driver, Kfd(), &decision);
     for (auto& note : decision.notes) inventory_->warnings.push_back({base, note});
     for (auto& split : decision.devices) {
       PublishedDevice device;
@@ -282,6 +293,8 @@ class ScanPass {
   const PciIdsDatabase* pci_ids_;
   Inventory* inventory_;
   std::string devices_root_;
+  bool kfd_read_ = false;
+  std::optional<DeviceNode> kfd_;
   bool storage_loaded_ = false;
   std::optional<HostStorageFacts> storage_facts_;
   std::string storage_error_;

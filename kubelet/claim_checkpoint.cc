@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "apis/resource_slice.h"
 #include "common/atomic_file.h"
 #include "common/files.h"
 
@@ -27,6 +28,17 @@ std::vector<std::string> ReadStringList(const nlohmann::json& j, const char* key
   if (!j.contains(key)) return out;
   for (const auto& s : j.at(key)) out.push_back(s.get<std::string>());
   return out;
+}
+
+// A published attribute as the API's one-of object; nullopt for anything else (left out of the record).
+std::optional<discovery::AttributeValue> ReadAttributeValue(const nlohmann::json& j) {
+  if (!j.is_object() || j.size() != 1) return std::nullopt;
+  auto it = j.begin();
+  if (it.key() == "string" && it->is_string()) return it->get<std::string>();
+  if (it.key() == "bool" && it->is_boolean()) return it->get<bool>();
+  if (it.key() == "int" && it->is_number_integer()) return it->get<int64_t>();
+  if (it.key() == "version" && it->is_string()) return apis::VersionValue{it->get<std::string>()};
+  return std::nullopt;
 }
 
 }  // namespace
@@ -51,10 +63,13 @@ std::string PreparedClaimToJson(const PreparedClaim& claim, absl::string_view bo
                        {"minor", n.minor},
                        {"subsystem", n.subsystem}});
     }
+    nlohmann::json attributes = nlohmann::json::object();
+    for (const auto& [key, value] : d.attributes) attributes[key] = apis::AttributeValueToJson(value);
     delivered.push_back({{"name", d.name},
                          {"nodes", std::move(nodes)},
                          {"usbInterfaces", StringList(d.usb_interfaces)},
-                         {"sysfsPath", d.sysfs_path}});
+                         {"sysfsPath", d.sysfs_path},
+                         {"attributes", std::move(attributes)}});
   }
   nlohmann::json j = {
       {"version", kRecordVersion},
@@ -62,7 +77,9 @@ std::string PreparedClaimToJson(const PreparedClaim& claim, absl::string_view bo
       {"claim", {{"namespace", claim.ref.namespace_name}, {"name", claim.ref.name}, {"uid", claim.ref.uid}}},
       {"results", std::move(results)},
       {"delivered", std::move(delivered)},
+      {"metadataGeneration", claim.metadata_generation},
   };
+  if (claim.pod_claim_name) j["podClaimName"] = *claim.pod_claim_name;
   return j.dump() + "\n";
 }
 
@@ -103,8 +120,15 @@ absl::StatusOr<CheckpointRecord> ParsePreparedClaim(absl::string_view json_text)
       }
       dd.usb_interfaces = ReadStringList(d, "usbInterfaces");
       dd.sysfs_path = d.value("sysfsPath", "");
+      if (auto a = d.find("attributes"); a != d.end() && a->is_object()) {
+        for (const auto& [key, value] : a->items()) {
+          if (auto v = ReadAttributeValue(value)) dd.attributes[key] = *v;
+        }
+      }
       rec.claim.delivered.push_back(std::move(dd));
     }
+    if (j.contains("podClaimName")) rec.claim.pod_claim_name = j.at("podClaimName").get<std::string>();
+    rec.claim.metadata_generation = j.value("metadataGeneration", int64_t{1});
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("record has a missing or mistyped field: ", e.what()));
   }

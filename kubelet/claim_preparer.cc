@@ -32,14 +32,40 @@ cdi::Spec ClaimSpecFor(const PreparedClaim& claim) {
 
 ClaimPreparer::ClaimPreparer(std::string node_name, informers::ClaimLookup* lookup, DeviceCatalog* catalog,
                              const cdi::ClaimSpecStore* specs, const ClaimCheckpoint* checkpoint,
-                             UsbRebinder* rebinder, PluginObserver* observer)
+                             UsbRebinder* rebinder, PluginObserver* observer, const DeviceMetadataStore* metadata)
     : node_name_(std::move(node_name)),
       lookup_(lookup),
       catalog_(catalog),
       specs_(specs),
       checkpoint_(checkpoint),
       rebinder_(rebinder),
-      observer_(observer) {}
+      observer_(observer),
+      metadata_(metadata) {}
+
+cdi::Spec ClaimPreparer::SpecFor(const PreparedClaim& claim) const {
+  cdi::Spec spec = ClaimSpecFor(claim);
+  if (metadata_ == nullptr) return spec;
+  auto files = MetadataFilesFor(claim);
+  if (files.ok()) AddMetadataMounts(claim, *files, *metadata_, &spec);  // a bad name failed the prepare
+  return spec;
+}
+
+absl::Status ClaimPreparer::EnsureMetadata(const PreparedClaim& claim, bool check_content) const {
+  if (metadata_ == nullptr) return absl::OkStatus();
+  if (!check_content) {  // the cheap check of every refresh pass: one lstat per request, nothing encoded
+    std::vector<std::string> requests;
+    for (const auto& r : claim.results) {
+      if (r.request_names.empty()) continue;
+      std::string base = cdi::BaseRequestName(r.request_names.front());
+      if (std::find(requests.begin(), requests.end(), base) == requests.end()) requests.push_back(std::move(base));
+    }
+    if (metadata_->Present(claim.ref.uid, requests)) return absl::OkStatus();
+  }
+  auto files = MetadataFilesFor(claim);
+  if (!files.ok()) return files.status();
+  if (check_content && metadata_->Matches(claim.ref.uid, *files)) return absl::OkStatus();
+  return metadata_->Write(claim.ref.uid, *files);
+}
 
 // ---- slots ----
 
@@ -145,6 +171,9 @@ absl::Status ClaimPreparer::Recover() {
   }
   auto spec_uids = specs_->ListClaimUids();  // listed before the records: see the write order
   if (!spec_uids.ok()) return Annotate(spec_uids.status(), "list CDI specs: ");
+  absl::StatusOr<std::vector<std::string>> metadata_uids = std::vector<std::string>{};
+  if (metadata_ != nullptr) metadata_uids = metadata_->ListClaimUids();
+  if (!metadata_uids.ok()) return Annotate(metadata_uids.status(), "list device metadata: ");
   auto contents = checkpoint_->Load();
   if (!contents.ok()) return Annotate(contents.status(), "read checkpoint: ");
 
@@ -167,7 +196,10 @@ absl::Status ClaimPreparer::Recover() {
   for (auto& claim : contents->current_boot) {
     const std::string uid = claim.ref.uid;
     known.insert(uid);
-    cdi::Spec want = ClaimSpecFor(claim);
+    if (auto s = EnsureMetadata(claim, /*check_content=*/true); !s.ok()) {
+      LogError("restore device metadata of prepared claim", {{"claim_uid", uid}, {"error", s.ToString()}});
+    }
+    cdi::Spec want = SpecFor(claim);
     auto have = specs_->Read(uid);
     if (!have.ok() || !(*have == want)) {
       if (auto s = specs_->Write(uid, want); !s.ok()) {
@@ -184,6 +216,11 @@ absl::Status ClaimPreparer::Recover() {
     if (known.contains(uid)) continue;
     LogInfo("removing CDI spec of a claim that is not prepared", {{"claim_uid", uid}});
     if (auto s = specs_->Remove(uid); !s.ok()) LogWarning("remove CDI spec", {{"error", s.ToString()}});
+  }
+  for (const auto& uid : *metadata_uids) {
+    if (known.contains(uid)) continue;
+    LogInfo("removing device metadata of a claim that is not prepared", {{"claim_uid", uid}});
+    if (auto s = metadata_->Remove(uid); !s.ok()) LogWarning("remove device metadata", {{"error", s.ToString()}});
   }
   LogInfo("kubelet plugin recovered prepared claims", {{"prepared", absl::StrCat(PreparedCount())}});
   return absl::OkStatus();
@@ -243,10 +280,15 @@ std::optional<PrepareOutcome> ClaimPreparer::AnswerPrepared(ClaimSlot& slot, con
         return PrepareOutcome{{}, Annotate(s, "record prepared claim again: ")};
       }
     }
-    if (auto s = specs_->Write(ref.uid, ClaimSpecFor(prepared)); !s.ok()) {
+    if (auto s = EnsureMetadata(prepared, /*check_content=*/false); !s.ok()) {
+      return PrepareOutcome{{}, Annotate(s, "rewrite device metadata: ")};
+    }
+    if (auto s = specs_->Write(ref.uid, SpecFor(prepared)); !s.ok()) {
       return PrepareOutcome{{}, Annotate(s, "rewrite vanished CDI spec: ")};
     }
     LogInfo("rewrote vanished CDI spec", {{"claim_uid", ref.uid}});
+  } else if (auto s = EnsureMetadata(prepared, /*check_content=*/false); !s.ok()) {
+    return PrepareOutcome{{}, Annotate(s, "rewrite device metadata: ")};
   }
   return PrepareOutcome{prepared.results, absl::OkStatus()};
 }
@@ -271,6 +313,11 @@ absl::StatusOr<PreparedClaim> ClaimPreparer::BuildPreparedClaim(const ClaimRef& 
   }
   PreparedClaim prepared;
   prepared.ref = ref;
+  if (auto a = claim->metadata.raw.find("annotations"); a != claim->metadata.raw.end() && a->is_object()) {
+    if (auto p = a->find(cdi::kPodClaimNameAnnotation); p != a->end() && p->is_string()) {
+      prepared.pod_claim_name = p->get<std::string>();
+    }
+  }
   std::vector<std::string> names;
   for (const auto& r : results) {
     if (!cdi::IsValidDeviceName(cdi::ClaimDeviceName(ref.uid, r.device))) {
@@ -289,7 +336,13 @@ absl::StatusOr<PreparedClaim> ClaimPreparer::BuildPreparedClaim(const ClaimRef& 
   auto devices = catalog_->Resolve(names);
   if (!devices.ok()) return Annotate(devices.status(), absl::StrCat(what, ": "));
   for (auto& d : *devices) {
-    prepared.delivered.push_back({d.name, std::move(d.nodes), std::move(d.usb_interfaces), std::move(d.sysfs_path)});
+    prepared.delivered.push_back(
+        {d.name, std::move(d.nodes), std::move(d.usb_interfaces), std::move(d.sysfs_path), std::move(d.attributes)});
+  }
+  if (metadata_ != nullptr) {
+    auto files = MetadataFilesFor(prepared);
+    if (!files.ok()) return Annotate(files.status(), absl::StrCat(what, ": device metadata: "));
+    AddMetadataCdiIds(*files, &prepared);
   }
   return prepared;
 }
@@ -334,7 +387,14 @@ absl::Status ClaimPreparer::WriteClaimFiles(const PreparedClaim& claim) {
   auto dir_lock = checkpoint_->LockDirectory();
   if (!dir_lock.ok()) return Annotate(dir_lock.status(), "lock claims directory: ");
   if (auto s = checkpoint_->Save(claim); !s.ok()) return Annotate(s, "record prepared claim: ");
-  if (auto w = specs_->Write(claim.ref.uid, ClaimSpecFor(claim)); !w.ok()) {
+  if (auto m = EnsureMetadata(claim, /*check_content=*/true); !m.ok()) {
+    if (auto r = checkpoint_->Remove(claim.ref.uid); !r.ok()) {
+      LogError("remove claim record after a failed metadata write", {{"claim_uid", claim.ref.uid}, {"error", r.ToString()}});
+    }
+    return Annotate(m, "write device metadata: ");
+  }
+  if (auto w = specs_->Write(claim.ref.uid, SpecFor(claim)); !w.ok()) {
+    if (metadata_ != nullptr) (void)metadata_->Remove(claim.ref.uid);
     if (auto r = checkpoint_->Remove(claim.ref.uid); !r.ok()) {
       LogError("remove claim record after a failed CDI write", {{"claim_uid", claim.ref.uid}, {"error", r.ToString()}});
     }
@@ -392,9 +452,12 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
     } else if (!slot->prepared) {
       // Unknown here; remove leftovers (e.g. of a crashed unprepare or another driver instance).
       status = specs_->Remove(ref.uid);
+      if (status.ok() && metadata_ != nullptr) status = metadata_->Remove(ref.uid);
       if (status.ok()) status = checkpoint_->Remove(ref.uid);
     } else if (auto s = specs_->Remove(ref.uid); !s.ok()) {
       status = Annotate(s, "remove CDI spec: ");
+    } else if (auto m = metadata_ != nullptr ? metadata_->Remove(ref.uid) : absl::OkStatus(); !m.ok()) {
+      status = Annotate(m, "remove device metadata: ");
     } else {
       Rebind(*slot->prepared);
       if (auto r = checkpoint_->Remove(ref.uid); !r.ok()) {
@@ -450,23 +513,42 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       const DeliveredDevice& d = current.delivered[i];
       const discovery::PublishedDevice* now = snapshot.Find(d.name);
       if (now == nullptr) continue;
-      if (now->nodes != d.nodes || now->usb_interfaces != d.usb_interfaces || now->sysfs_path != d.sysfs_path) {
-        if (!updated) updated = current;
+      const bool attributes_changed = metadata_ != nullptr && now->attributes != d.attributes;
+      if (now->nodes != d.nodes || now->usb_interfaces != d.usb_interfaces || now->sysfs_path != d.sysfs_path ||
+          attributes_changed) {
+        if (!updated) {
+          updated = current;
+          ++updated->metadata_generation;
+        }
         DeliveredDevice& u = updated->delivered[i];
         u.nodes = now->nodes;
         u.usb_interfaces = now->usb_interfaces;
         u.sysfs_path = now->sysfs_path;
+        if (metadata_ != nullptr) u.attributes = now->attributes;
       }
     }
     const bool changed = updated.has_value();
-    if (!changed && !records_lost && specs_->Exists(uid)) continue;  // the common case: no lock taken
+    const auto ensure_metadata = [&](const PreparedClaim& claim, bool check_content) {
+      if (auto m = EnsureMetadata(claim, check_content); !m.ok()) {
+        if (first_error.ok()) first_error = Annotate(m, absl::StrCat("write device metadata of claim ", uid, ": "));
+        return false;
+      }
+      return true;
+    };
+    if (!changed && !records_lost && specs_->Exists(uid)) {  // the common case: no lock taken
+      ensure_metadata(current, /*check_content=*/false);
+      continue;
+    }
     auto dir_lock = checkpoint_->LockDirectory();
     if (!dir_lock.ok()) {
       if (first_error.ok()) first_error = Annotate(dir_lock.status(), "lock claims directory: ");
       continue;
     }
     const bool spec_present = specs_->Exists(uid);  // again, under the lock
-    if (!changed && !records_lost && spec_present) continue;
+    if (!changed && !records_lost && spec_present) {
+      ensure_metadata(current, /*check_content=*/false);
+      continue;
+    }
     // Record gone from a directory still there: the other instance unprepared the claim (it removes spec and
     // record under this lock, so both are gone): forget it, also when its nodes changed.
     if (!records_lost && ForgetIfUnpreparedElsewhere(*slot, uid)) {
@@ -479,8 +561,9 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
         continue;
       }
     }
+    if (!ensure_metadata(changed ? *updated : current, /*check_content=*/changed)) continue;
     if (changed || !spec_present) {
-      if (auto s = specs_->Write(uid, ClaimSpecFor(changed ? *updated : current)); !s.ok()) {
+      if (auto s = specs_->Write(uid, SpecFor(changed ? *updated : current)); !s.ok()) {
         if (first_error.ok()) first_error = Annotate(s, absl::StrCat("write CDI spec of claim ", uid, ": "));
         continue;
       }

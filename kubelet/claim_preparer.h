@@ -11,8 +11,9 @@
 //    the kubelet prepares the same claim UID again when a shared claim gets a new pod on this node. A
 //    tombstone is dropped once no older prepare is in flight; no request outlives a driver restart, so
 //    tombstones are not persisted.
-//  - Order of writes: prepare records the claim in the checkpoint, then writes the CDI spec; unprepare
-//    removes the CDI spec, rebinds USB interfaces, then removes the record. A crash in between leaves a
+//  - Order of writes: prepare records the claim in the checkpoint, then writes its device metadata files,
+//    then the CDI spec that mounts them; unprepare removes the CDI spec and the metadata files, rebinds USB
+//    interfaces, then removes the record. A crash in between leaves a
 //    record, so a restart restores the spec and the kubelet's retried unprepare finishes the job.
 //  - Each such sequence, and each check-then-write (a vanished spec rewritten only while its record exists),
 //    holds the claims directory's advisory lock (ClaimCheckpoint::LockDirectory), so two driver instances
@@ -41,6 +42,7 @@
 #include "kubelet/claim_checkpoint.h"
 #include "kubelet/claim_ref.h"
 #include "kubelet/device_catalog.h"
+#include "kubelet/device_metadata_writer.h"
 #include "kubelet/plugin_observer.h"
 #include "kubelet/prepared_claim.h"
 #include "kubelet/usb_rebinder.h"
@@ -60,9 +62,10 @@ cdi::Spec ClaimSpecFor(const PreparedClaim& claim);
 // serialised. All dependencies are borrowed and must outlive the preparer. Thread-safe.
 class ClaimPreparer {
  public:
+  // `metadata` may be null: no device metadata files are written.
   ClaimPreparer(std::string node_name, informers::ClaimLookup* lookup, DeviceCatalog* catalog,
                 const cdi::ClaimSpecStore* specs, const ClaimCheckpoint* checkpoint, UsbRebinder* rebinder,
-                PluginObserver* observer);
+                PluginObserver* observer, const DeviceMetadataStore* metadata = nullptr);
 
   // Start-up recovery, before serving: reloads claims prepared in this boot and restores their CDI specs,
   // forgets claims of an earlier boot, and removes liken specs no record accounts for. Fails only when the
@@ -77,8 +80,9 @@ class ClaimPreparer {
   std::vector<absl::Status> Unprepare(const std::vector<ClaimRef>& claims);
 
   // Re-resolves every prepared claim's devices against `snapshot` and rewrites the CDI specs whose nodes
-  // changed or whose file vanished; recreates a vanished CDI or claims directory with the files of every
-  // prepared claim; returns how many specs it rewrote. A claim whose spec and record both vanished
+  // changed or whose file vanished (with their metadata files, generation + 1 on a change; a vanished
+  // metadata file alone is rewritten without counting); recreates a vanished CDI or claims directory with the
+  // files of every prepared claim; returns how many specs it rewrote. A claim whose spec and record both vanished
   // was unprepared by another driver instance sharing the directories: it is forgotten, not rewritten. A device missing from the snapshot keeps
   // its recorded nodes. Fails (after doing the rest) when a write failed. Thread-safe.
   absl::StatusOr<int> Refresh(const InventorySnapshot& snapshot);
@@ -114,11 +118,15 @@ class ClaimPreparer {
   // For a prepared claim about to be rewritten: when its record is gone (another driver instance unprepared
   // it), forgets it here and returns true. Call with the claims directory's lock held.
   bool ForgetIfUnpreparedElsewhere(ClaimSlot& slot, const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
-  // Records the claim, then writes its CDI spec (removing the record again when that fails), holding the
-  // claims directory's lock.
+  // Records the claim, then writes its metadata files and CDI spec (removing the record again when either
+  // fails), holding the claims directory's lock.
   absl::Status WriteClaimFiles(const PreparedClaim& claim);
   void SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
   void Rebind(const PreparedClaim& claim);
+  // The claim's CDI spec: its devices, and the mounts of its metadata files when those are written.
+  cdi::Spec SpecFor(const PreparedClaim& claim) const;
+  // Writes the claim's metadata files unless they are present (`check_content`: and exact); OK when off.
+  absl::Status EnsureMetadata(const PreparedClaim& claim, bool check_content) const;
 
   const std::string node_name_;
   informers::ClaimLookup* const lookup_;
@@ -127,6 +135,7 @@ class ClaimPreparer {
   const ClaimCheckpoint* const checkpoint_;
   UsbRebinder* const rebinder_;
   PluginObserver* const observer_;
+  const DeviceMetadataStore* const metadata_;  // null: off
 
   // Lock order: a slot's mu may be taken while holding table_mu_ only with TryLock; holders of a slot's mu
   // never take table_mu_. devices_mu_ is a leaf.

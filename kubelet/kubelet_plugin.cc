@@ -59,9 +59,13 @@ absl::Status KubeletPlugin::StartLocked() {
   }
   if (auto st = checkpoint_->EnsureDirectory(); !st.ok()) return st;
   if (auto st = specs_.EnsureDirectory(); !st.ok()) return Annotate(st, "CDI directory: ");
+  if (options_.device_metadata) {
+    metadata_ = std::make_unique<DeviceMetadataStore>(absl::StrCat(paths_.plugin_dir, "/metadata"));
+    if (auto st = metadata_->EnsureDirectory(); !st.ok()) return Annotate(st, "device metadata directory: ");
+  }
 
   preparer_ = std::make_unique<ClaimPreparer>(options_.node_name, lookup_, &catalog_, &specs_, checkpoint_.get(),
-                                              rebinder_.get(), observer_);
+                                              rebinder_.get(), observer_, metadata_.get());
   if (auto st = preparer_->Recover(); !st.ok()) return st;
 
   dra_services_.push_back(NewDraV1Service(preparer_.get()));

@@ -20,6 +20,7 @@
 #include "kubelet/boot_id.h"
 #include "kubelet/claim_checkpoint.h"
 #include "kubelet/claim_preparer.h"
+#include "kubelet/device_metadata_writer.h"
 #include "kubelet/device_catalog.h"
 #include "kubelet/plugin_observer.h"
 #include "kubelet/registration_service.h"
@@ -39,6 +40,7 @@ struct KubeletPluginOptions {
   absl::Duration health_resend_interval = absl::Seconds(20);
   absl::Duration health_timeout = absl::Seconds(60);
   absl::Duration shutdown_grace = absl::Seconds(10);  // in-flight calls get this long at Stop()
+  bool device_metadata = true;  // write each claim's DeviceMetadata files and mount them (device_metadata_writer.h)
 };
 
 // The kubelet plugin: construct, Start(), feed inventories, Stop(). The checkpoint lives in
@@ -96,6 +98,7 @@ class KubeletPlugin {
   cdi::ClaimSpecStore specs_;
   std::unique_ptr<UsbRebinder> rebinder_;
   std::unique_ptr<ClaimCheckpoint> checkpoint_;        // set in Start()
+  std::unique_ptr<DeviceMetadataStore> metadata_;      // set in Start() when device_metadata is on
   std::unique_ptr<ClaimPreparer> preparer_;            // set in Start()
   std::unique_ptr<RegistrationService> registration_;  // set in Start()
   std::vector<std::unique_ptr<grpc::Service>> dra_services_;

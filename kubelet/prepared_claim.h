@@ -1,6 +1,8 @@
 // What preparing a claim produced: the kubelet's answer and what the node delivered, as checkpointed.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ struct DeliveredDevice {
   std::vector<discovery::DeviceNode> nodes;
   std::vector<std::string> usb_interfaces;
   std::string sysfs_path;
+  std::map<std::string, discovery::AttributeValue> attributes;  // as published; for the metadata files
 
   friend bool operator==(const DeliveredDevice&, const DeliveredDevice&) = default;
 };
@@ -36,6 +39,8 @@ struct PreparedClaim {
   ClaimRef ref;
   std::vector<PreparedResult> results;      // allocation order
   std::vector<DeliveredDevice> delivered;   // one per distinct device, allocation order
+  std::optional<std::string> pod_claim_name;  // the pod's name for a claim made from a template
+  int64_t metadata_generation = 1;            // of the device metadata files; one more at every change
 
   friend bool operator==(const PreparedClaim&, const PreparedClaim&) = default;
 };

@@ -101,7 +101,7 @@ claim_devices() { k get resourceclaim "$1" -o json | jq -r '[.status.allocation.
 claim_allocated() { k get resourceclaim "$1" -o json | jq -e '.status.allocation != null'; }
 # The CDI spec the driver wrote for claim $2 on node $1.
 cdi_spec() { cat "$WORK/$1/cdi/liken.sh-$(claim_uid "$2").json"; }
-cdi_nodes() { cdi_spec "$1" "$2" | jq -r '[.devices[].containerEdits.deviceNodes[].path] | sort | join(" ")'; }
+cdi_nodes() { cdi_spec "$1" "$2" | jq -r '[.devices[].containerEdits.deviceNodes[]?.path] | sort | join(" ")'; }
 pod_prepared() { jq -e --arg p "default/$2" '.pods[$p].state == "prepared"' "$WORK/$1/state.json"; }
 
 apply_device_classes() {
@@ -266,7 +266,7 @@ scenario_usb_serial_reenumerate_and_unplug() {
   dev=$(find "$tb/sys/devices" -type d -path '*/usb1/1-1' | head -n 1)
   echo 9 >"$dev/devnum"; echo "189:8" >"$dev/dev"
   sed -i 's|^DEVNAME=.*|DEVNAME=bus/usb/001/009|; s|^DEVNUM=.*|DEVNUM=009|; s|^MINOR=.*|MINOR=8|' "$dev/uevent"
-  if wait_until 30 sh -c "[ \"\$(jq -r '[.devices[].containerEdits.deviceNodes[].path]|sort|join(\" \")' '$WORK/node-a/cdi/liken.sh-$(claim_uid serial-1).json')\" = '/dev/bus/usb/001/009 /dev/ttyUSB0' ]"; then
+  if wait_until 30 sh -c "[ \"\$(jq -r '[.devices[].containerEdits.deviceNodes[]?.path]|sort|join(\" \")' '$WORK/node-a/cdi/liken.sh-$(claim_uid serial-1).json')\" = '/dev/bus/usb/001/009 /dev/ttyUSB0' ]"; then
     pass "re-enumeration rewrites the CDI spec with the new usbfs node"
   else
     fail "CDI spec not refreshed: $(cdi_nodes node-a serial-1)"

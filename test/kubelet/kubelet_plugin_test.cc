@@ -89,6 +89,7 @@ class KubeletPluginTest : public ::testing::TestWithParam<DraVersion> {
     o.boot_id_path = boot_id_path_;
     o.pod_uid = pod_uid_;
     o.shutdown_grace = absl::Seconds(5);
+    o.device_metadata = false;  // these tests pin the device-node specs; metadata: device_metadata_test.cc
     return o;
   }
 

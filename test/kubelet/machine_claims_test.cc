@@ -43,6 +43,7 @@ class MachineClaimsTest : public ::testing::TestWithParam<DraVersion> {
     o.cdi_root = dir_.path() + "/cdi";
     o.boot_id_path = dir_.path() + "/boot_id";
     o.sysfs_root = "/sys";
+    o.device_metadata = false;  // these tests pin the device-node specs; metadata: device_metadata_test.cc
     cdi_root_ = o.cdi_root;
     plugin_ = std::make_unique<kubelet::KubeletPlugin>(o, scanner_.get(), &lookup_, nullptr);
     LIKEN_ASSERT_OK(plugin_->Start());

@@ -8,7 +8,9 @@
 //       touch), open+read of every spec file, and copying the inventory (what each pass is handed).
 // Prints p50/min over the rounds, specs written, and the ratios against the lstat baseline.
 //
-//   liken_refresh_benchmark [--root DIR] [--claims N] [--rounds N]
+//   liken_refresh_benchmark [--root DIR] [--claims N] [--rounds N] [--no-metadata]
+//
+// --no-metadata turns the device metadata files off (the pass then checks one file per claim, not two).
 //
 // DIR (default /dev/shm, tmpfs) holds the kubelet root, the CDI directory and the checkpoint.
 #include <fcntl.h>
@@ -45,6 +47,7 @@ struct Flags {
   std::string root = "/dev/shm";
   int claims = 10000;
   int rounds = 15;
+  bool metadata = true;
 };
 
 bool ParseFlags(int argc, char** argv, Flags* f) {
@@ -58,8 +61,10 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->claims = std::atoi(v);
     } else if (a == "--rounds" && (v = value())) {
       f->rounds = std::atoi(v);
+    } else if (a == "--no-metadata") {
+      f->metadata = false;
     } else {
-      std::fprintf(stderr, "usage: %s [--root DIR] [--claims N] [--rounds N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--root DIR] [--claims N] [--rounds N] [--no-metadata]\n", argv[0]);
       return false;
     }
   }
@@ -163,6 +168,7 @@ int Run(const Flags& flags) {
   o.cdi_root = base + "/cdi";
   o.sysfs_root = base + "/sys";
   o.boot_id_path = base + "/boot_id";
+  o.device_metadata = flags.metadata;
   int rc = 0;
   {
     kubelet::KubeletPlugin plugin(o, &scanner, &lookup, nullptr);

@@ -60,8 +60,10 @@ def check_invariants(report, slices, failures):
             fail(f"{name}: publishes no nodes")
         shared = d["allowMultipleAllocations"]
         if shared and not (attrs.get("liken.sh/renderNode") is True and
-                           all(re.match(r"^/dev/dri/renderD\d+$", n) for n in nodes)):
+                           all(re.match(r"^/dev/dri/renderD\d+$", n) for n in nodes if n != "/dev/kfd")):
             fail(f"{name}: only a GPU's render half may be shared")
+        if "/dev/kfd" in nodes and not (shared and attrs.get("liken.sh/driver") == "amdgpu"):
+            fail(f"{name}: /dev/kfd travels only with the render half of an amdgpu GPU")
         if attrs.get("liken.sh/renderNode") is True and not shared:
             fail(f"{name}: a render device must allow multiple allocations")
         if attrs.get("liken.sh/displayNode") is True and not all(re.match(r"^/dev/dri/card\d+$", n) for n in nodes):
@@ -113,6 +115,9 @@ def check_expected(report, expected, failures):
                 failures.append(f"{name}: attribute {key} = {d['attributes'].get(key)!r}, want {value!r}")
         if "allowMultipleAllocations" in want and want["allowMultipleAllocations"] != d["allowMultipleAllocations"]:
             failures.append(f"{name}: allowMultipleAllocations {d['allowMultipleAllocations']}")
+    for note in expected.get("notes", []):
+        if not any(note in n for n in report.get("notes", [])):
+            failures.append(f"report notes {report.get('notes')} lack {note!r}")
     if "published_count" in expected and expected["published_count"] != len(report["published"]):
         failures.append(f"{len(report['published'])} devices published, want {expected['published_count']}")
     want_modules = expected.get("modules", {})

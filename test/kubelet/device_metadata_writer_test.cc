@@ -1,0 +1,163 @@
+// The host side of device metadata: which files a claim gets, their host layout, and their record.
+#include "kubelet/device_metadata_writer.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/files.h"
+#include "kubelet/claim_checkpoint.h"
+#include "test/kubelet/test_objects.h"
+#include "test/kubelet/test_support.h"
+
+namespace liken::kubelet {
+namespace {
+
+using ::liken::testing::TempDir;
+using ::testing::ElementsAre;
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// A claim with a two-device request (one through a subrequest), a second request, and a template name.
+PreparedClaim SampleClaim() {
+  PreparedClaim c;
+  c.ref = {"ns", "f00d0000-0000-4000-8000-000000000001", "pod-x-gpus-k2j4d"};
+  c.pod_claim_name = "gpus";
+  c.metadata_generation = 3;
+  c.results = {{{"gpus/large"}, "node-a", "pci-0000-43-00-0", {"id-a"}, std::nullopt},
+               {{"gpus/large"}, "node-a", "pci-0000-c3-00-0", {"id-b"}, std::nullopt},
+               {{"serial"}, "node-a", "usb-1-2-1-0", {"id-c"}, std::nullopt}};
+  DeliveredDevice a{"pci-0000-43-00-0", {::liken::testing::Node("/dev/dri/renderD128", 226, 128, "drm"),
+                                         ::liken::testing::Node("/dev/kfd", 511, 0, "kfd")}, {}, "/sys/a", {}};
+  a.attributes["liken.sh/bus"] = std::string("pci");
+  DeliveredDevice b{"pci-0000-c3-00-0", {::liken::testing::Node("/dev/dri/renderD129", 226, 129, "drm")}, {}, "/sys/b", {}};
+  auto usb = ::liken::testing::UsbSerial("/sys/usb");
+  DeliveredDevice u{usb.name, usb.nodes, usb.usb_interfaces, usb.sysfs_path, {}};
+  u.attributes["resource.kubernetes.io/numaNode"] = int64_t{1};
+  u.attributes["liken.sh/firmware"] = apis::VersionValue{"1.0.0"};
+  c.delivered = {a, b, u};
+  return c;
+}
+
+TEST(DeviceMetadataWriterTest, OneFilePerRequestWithItsDevicesInOrder) {
+  auto files = MetadataFilesFor(SampleClaim());
+  LIKEN_ASSERT_OK(files);
+  ASSERT_EQ(files->size(), 2u);
+  const cdi::DeviceMetadata& gpus = (*files)[0];
+  EXPECT_EQ(gpus.request, "gpus/large");  // as allocated; the path uses "gpus"
+  EXPECT_EQ(gpus.claim_name, "pod-x-gpus-k2j4d");
+  EXPECT_EQ(gpus.pod_claim_name, std::optional<std::string>("gpus"));
+  EXPECT_EQ(gpus.generation, 3);
+  ASSERT_EQ(gpus.devices.size(), 2u);
+  EXPECT_EQ(gpus.devices[0].name, "pci-0000-43-00-0");
+  EXPECT_EQ(gpus.devices[0].driver, "liken.sh");
+  EXPECT_EQ(gpus.devices[0].pool, "node-a");
+  EXPECT_EQ(std::get<std::vector<std::string>>(gpus.devices[0].attributes.at(kAttrDevicePaths)),
+            (std::vector<std::string>{"/dev/dri/renderD128", "/dev/kfd"}));
+  EXPECT_EQ(std::get<std::string>(gpus.devices[0].attributes.at("liken.sh/bus")), "pci");
+  EXPECT_EQ(gpus.devices[1].name, "pci-0000-c3-00-0");
+  const cdi::DeviceMetadata& serial = (*files)[1];
+  EXPECT_EQ(serial.request, "serial");
+  ASSERT_EQ(serial.devices.size(), 1u);
+  const auto& attrs = serial.devices[0].attributes;
+  EXPECT_EQ(std::get<int64_t>(attrs.at(kAttrUsbBusNumber)), 1);
+  EXPECT_EQ(std::get<int64_t>(attrs.at(kAttrUsbDeviceNumber)), 4);
+  EXPECT_EQ(std::get<int64_t>(attrs.at("resource.kubernetes.io/numaNode")), 1);
+  EXPECT_EQ(std::get<apis::VersionValue>(attrs.at("liken.sh/firmware")).semver, "1.0.0");
+}
+
+TEST(DeviceMetadataWriterTest, ARequestNameThatIsNoPathSegmentFailsTheClaim) {
+  PreparedClaim c = SampleClaim();
+  c.results[2].request_names = {".."};
+  EXPECT_EQ(MetadataFilesFor(c).status().code(), absl::StatusCode::kInvalidArgument);
+  c = SampleClaim();
+  c.pod_claim_name = "a/b";
+  EXPECT_EQ(MetadataFilesFor(c).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DeviceMetadataWriterTest, CdiIdsGoToTheFirstResultOfEachRequestOnce) {
+  PreparedClaim c = SampleClaim();
+  auto files = MetadataFilesFor(c);
+  LIKEN_ASSERT_OK(files);
+  AddMetadataCdiIds(*files, &c);
+  AddMetadataCdiIds(*files, &c);  // idempotent
+  EXPECT_THAT(c.results[0].cdi_device_ids,
+              ElementsAre("id-a", "liken.sh/device=f00d0000-0000-4000-8000-000000000001_gpus"));
+  EXPECT_THAT(c.results[1].cdi_device_ids, ElementsAre("id-b"));
+  EXPECT_THAT(c.results[2].cdi_device_ids,
+              ElementsAre("id-c", "liken.sh/device=f00d0000-0000-4000-8000-000000000001_serial"));
+}
+
+TEST(DeviceMetadataWriterTest, WriteMatchPresentAndRemove) {
+  TempDir dir;
+  DeviceMetadataStore store(dir.path() + "/metadata");
+  LIKEN_ASSERT_OK(store.EnsureDirectory());
+  PreparedClaim c = SampleClaim();
+  const std::string& uid = c.ref.uid;
+  auto files = MetadataFilesFor(c);
+  LIKEN_ASSERT_OK(files);
+  EXPECT_FALSE(store.Present(uid, {"gpus", "serial"}));
+  LIKEN_ASSERT_OK(store.Write(uid, *files));
+  EXPECT_EQ(store.HostPath(uid, "gpus"), dir.path() + "/metadata/" + uid + "/gpus/liken.sh-metadata.json");
+  auto text = ReadFileToString(store.HostPath(uid, "gpus"));
+  LIKEN_ASSERT_OK(text);
+  EXPECT_EQ(*text, cdi::EncodeDeviceMetadataStream((*files)[0]));
+  EXPECT_TRUE(store.Present(uid, {"gpus", "serial"}));
+  EXPECT_TRUE(store.Matches(uid, *files));
+  auto uids = store.ListClaimUids();
+  LIKEN_ASSERT_OK(uids);
+  EXPECT_THAT(*uids, ElementsAre(uid));
+
+  // A damaged file no longer matches; a later write drops a request the claim no longer has.
+  std::ofstream(store.HostPath(uid, "serial")) << "damaged";
+  EXPECT_TRUE(store.Present(uid, {"serial"}));
+  EXPECT_FALSE(store.Matches(uid, *files));
+  std::vector<cdi::DeviceMetadata> only_gpus = {(*files)[0]};
+  LIKEN_ASSERT_OK(store.Write(uid, only_gpus));
+  EXPECT_FALSE(Exists(dir.path() + "/metadata/" + uid + "/serial"));
+
+  LIKEN_ASSERT_OK(store.Remove(uid));
+  EXPECT_FALSE(Exists(dir.path() + "/metadata/" + uid));
+  LIKEN_ASSERT_OK(store.Remove(uid));  // absent: fine
+}
+
+TEST(DeviceMetadataWriterTest, RemoveNeverFollowsAPlantedLink) {
+  TempDir dir;
+  DeviceMetadataStore store(dir.path() + "/metadata");
+  LIKEN_ASSERT_OK(store.EnsureDirectory());
+  LIKEN_ASSERT_OK(MakeDirectories(dir.path() + "/victim/req"));
+  std::ofstream(dir.path() + "/victim/req/keep") << "x";
+  LIKEN_ASSERT_OK(MakeDirectories(dir.path() + "/metadata/claim-1"));
+  ASSERT_EQ(::symlink((dir.path() + "/victim/req").c_str(), (dir.path() + "/metadata/claim-1/req").c_str()), 0);
+  ASSERT_EQ(::symlink((dir.path() + "/victim").c_str(), (dir.path() + "/metadata/claim-2").c_str()), 0);
+  LIKEN_ASSERT_OK(store.Remove("claim-1"));
+  LIKEN_ASSERT_OK(store.Remove("claim-2"));
+  EXPECT_TRUE(Exists(dir.path() + "/victim/req/keep"));
+  EXPECT_FALSE(Exists(dir.path() + "/metadata/claim-1"));
+  EXPECT_FALSE(Exists(dir.path() + "/metadata/claim-2"));
+}
+
+TEST(DeviceMetadataWriterTest, RecordKeepsAttributesPodClaimNameAndGeneration) {
+  PreparedClaim c = SampleClaim();
+  auto parsed = ParsePreparedClaim(PreparedClaimToJson(c, "boot-x"));
+  LIKEN_ASSERT_OK(parsed);
+  EXPECT_EQ(parsed->claim, c);
+  // A record written before these fields existed still reads: no template name, generation 1.
+  auto old = ParsePreparedClaim(
+      R"({"version":1,"bootID":"b","claim":{"namespace":"n","uid":"u","name":"x"},"results":[],"delivered":[
+          {"name":"d","nodes":[],"usbInterfaces":[],"sysfsPath":""}]})");
+  LIKEN_ASSERT_OK(old);
+  EXPECT_FALSE(old->claim.pod_claim_name.has_value());
+  EXPECT_EQ(old->claim.metadata_generation, 1);
+  EXPECT_TRUE(old->claim.delivered[0].attributes.empty());
+}
+
+}  // namespace
+}  // namespace liken::kubelet
