@@ -1,5 +1,5 @@
 // The real `liken-dra run` and SIGTERM: in every state (start-up with recovery, a list or watch in flight,
-// a slice write in flight, an API server that accepts and never answers, one that is gone) the process
+// a slice write or a prepare in flight, an API server that accepts and never answers, one that is gone) the process
 // exits within the 5 s budget; configuration that can never work ends it by itself with a clear error.
 // The binary comes from $LIKEN_DRA. Waits for states are bounded and say what they waited for.
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "informers/kube_client.h"
 #include "test/informers/fake_api_server.h"
+#include "test/kubelet/test_kubelet.h"
 
 namespace liken {
 namespace {
@@ -220,6 +222,30 @@ TEST_F(RunShutdownTest, StartUpWithCheckpointedClaimsAndAHangingServer) {
   Start(Kubeconfig(server_.url()));
   ASSERT_TRUE(WaitUntil([&] { return Logged("msg=starting"); })) << "never started";
   TerminateWithinBudget();
+}
+
+TEST_F(RunShutdownTest, APrepareInFlightIsAnsweredAndTheProcessStillEndsInTime) {
+  // The server answers everything but the claim read a prepare needs.
+  server_.SetInterceptor([](const HttpRequest& req, HttpResponder&) {
+    return req.path.find("/resourceclaims/") != std::string::npos;
+  });
+  Start(Kubeconfig(server_.url()));
+  ASSERT_TRUE(WaitUntil([&] { return Logged("msg=running"); })) << "never ran";
+  auto kubelet = liken::testing::TestKubelet::Register(dir_ + "/kubelet", liken::testing::DraVersion::kV1);
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  absl::StatusOr<std::map<std::string, liken::testing::ClaimAnswer>> answer;
+  std::thread prepare([&] {
+    answer = (*kubelet)->Prepare({{"ns1", "11111111-2222-3333-4444-555555555555", "claim-a"}});
+  });
+  const std::string claim_path = informers::ResourceClaimPath("ns1", "claim-a");
+  const bool asked = WaitUntil([&] { return server_.CountRequests(claim_path, false) > 0; });
+  if (asked) TerminateWithinBudget();
+  prepare.join();  // the call in flight gets an answer: the process did not leave it hanging
+  ASSERT_TRUE(asked) << "the prepare never read its claim";
+  if (answer.ok()) {
+    ASSERT_EQ(answer->size(), 1u);
+    EXPECT_FALSE(answer->begin()->second.error.empty()) << "the claim was never read, so it cannot be prepared";
+  }
 }
 
 TEST_F(RunShutdownTest, ConfigurationThatCannotHealEndsTheProcess) {
