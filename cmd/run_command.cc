@@ -267,6 +267,9 @@ int RunCommand(int argc, char** argv) {
     plugin.Stop();
     plugin_stopped.Notify();
   });
+  // The metrics server waits for its connections (a scraper's keep-alive, a half-sent request) for a while
+  // before it ends: that runs alongside the grace, not after it.
+  std::thread metrics_stopper([&] { metrics_server->reset(); });
   if (uevents != nullptr) uevents->Stop();
   coalescer.Stop();
   slices.Stop();
@@ -276,6 +279,7 @@ int RunCommand(int argc, char** argv) {
   reconcile.Stop();
   claims.Stop();
   plugin_stopper.join();
+  metrics_stopper.join();
   LogInfo("stopped");
   return 0;
 }

@@ -193,7 +193,12 @@ void Informer::Run() {
       absl::Status s = ListOnce();
       if (s.code() == absl::StatusCode::kCancelled) return;
       if (!s.ok()) {
-        LogWarning("informer: list failed", {{"resource", options_.resource}, {"error", s.ToString()}});
+        if (IsLimitExceeded(s)) {
+          LogError("informer: list response over the size limit",
+                   {{"resource", options_.resource}, {"error", s.ToString()}});
+        } else {
+          LogWarning("informer: list failed", {{"resource", options_.resource}, {"error", s.ToString()}});
+        }
         if (observer_ != nullptr) observer_->OnWatchRestart(options_.resource, "error");
         if (!Backoff()) return;
         continue;

@@ -96,7 +96,9 @@ absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::str
               absl::StrCat(path, ": tokenFile ", config.token_file, ": ", token.status().message()));
         }
       }
-      if (auto s = DataOrFile(*user, "client-certificate", base_dir, read_file, &config.client_cert_pem); !s.ok()) return s;
+      if (auto s = DataOrFile(*user, "client-certificate", base_dir, read_file, &config.client_cert_pem); !s.ok()) {
+        return s;
+      }
       if (auto s = DataOrFile(*user, "client-key", base_dir, read_file, &config.client_key_pem); !s.ok()) return s;
       if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
         return absl::InvalidArgumentError(path + ": user has a client certificate without a key, or a key without one");

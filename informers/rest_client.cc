@@ -280,7 +280,9 @@ class RestClient final : public KubeClient {
         if (!idempotent && attempt > 0) break;  // the write may have happened; let the caller decide
       } else if (reply->code >= 200 && reply->code < 300) {
         auto parsed = ParseResponse(reply->code, reply->body);
-        if (!parsed.ok()) return absl::Status(parsed.status().code(), absl::StrCat(parsed.status().message(), ": ", path));
+        if (!parsed.ok()) {
+          return absl::Status(parsed.status().code(), absl::StrCat(parsed.status().message(), ": ", path));
+        }
         return parsed;
       } else {
         last = StatusFromHttp(reply->code, reply->body);
@@ -315,21 +317,23 @@ class RestClient final : public KubeClient {
                                          chunk.size());
         size_t n = buf.getn(chunk.data(), want).get();
         if (n == 0) break;  // the server ended the stream
-        absl::Status s = lines.Feed(
-            std::string_view(reinterpret_cast<const char*>(chunk.data()), n), [&](std::string_view line) -> absl::Status {
-              auto event = ParseWatchEvent(line);
-              if (!event.ok()) return event.status();
-              if (event->type == "ERROR") {
-                int code = event->object.value("code", 500);
-                return StatusFromHttp(code, event->object.dump(-1, ' ', false,
-                                                               nlohmann::json::error_handler_t::replace));
-              }
-              if (!handler(*event)) {
-                handler_done = true;
-                return absl::CancelledError("");  // stops the feed; not returned
-              }
-              return absl::OkStatus();
-            });
+        const std::string_view bytes(reinterpret_cast<const char*>(chunk.data()), n);
+        absl::Status s = lines.Feed(bytes, [&](std::string_view line) -> absl::Status {
+          auto event = ParseWatchEvent(line);
+          if (!event.ok()) return event.status();
+          if (event->type == "ERROR") {
+            auto code = event->object.find("code");
+            const bool plausible = code != event->object.end() && code->is_number_integer() &&
+                                   code->get<int64_t>() >= 300 && code->get<int64_t>() < 600;
+            return StatusFromHttp(plausible ? static_cast<int>(code->get<int64_t>()) : 500,
+                                  event->object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+          }
+          if (!handler(*event)) {
+            handler_done = true;
+            return absl::CancelledError("");  // stops the feed; not returned
+          }
+          return absl::OkStatus();
+        });
         if (handler_done) {
           scope.AbortExchange();
           return absl::OkStatus();
@@ -397,7 +401,9 @@ absl::Status ValidateKubeConfig(const KubeConfig& config) {
   boost::system::error_code ec;
   if (!config.ca_pem.empty()) {
     ctx.add_certificate_authority(boost::asio::buffer(config.ca_pem.data(), config.ca_pem.size()), ec);
-    if (ec) return absl::InvalidArgumentError("the certificate authority data is not PEM certificates: " + ec.message());
+    if (ec) {
+      return absl::InvalidArgumentError("the certificate authority data is not PEM certificates: " + ec.message());
+    }
   }
   if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
     ctx.use_certificate_chain(boost::asio::buffer(config.client_cert_pem.data(), config.client_cert_pem.size()), ec);

@@ -1,5 +1,5 @@
 // The real `liken-dra run` and SIGTERM: in every state (start-up with recovery, a list or watch in flight,
-// a slice write in flight, an API server that accepts and never answers, one that is gone) the process
+// a slice write or a prepare in flight, an API server that accepts and never answers, one that is gone) the process
 // exits within the 5 s budget; configuration that can never work ends it by itself with a clear error.
 // The binary comes from $LIKEN_DRA. Waits for states are bounded and say what they waited for.
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "informers/kube_client.h"
 #include "test/informers/fake_api_server.h"
+#include "test/kubelet/test_kubelet.h"
 
 namespace liken {
 namespace {
@@ -102,7 +104,7 @@ class RunShutdownTest : public ::testing::Test {
     return path;
   }
 
-  void Start(const std::string& kubeconfig) {
+  void Start(const std::string& kubeconfig, const std::string& metrics_address = "") {
     log_ = dir_ + "/daemon.log";
     std::vector<std::string> args = {bin_,         "run",
                                      "--node-name", "node-a",
@@ -111,7 +113,7 @@ class RunShutdownTest : public ::testing::Test {
                                      "--cdi-root",  dir_ + "/cdi",
                                      "--sysfs-root", dir_ + "/sys",
                                      "--dev-root",  dir_ + "/dev",
-                                     "--metrics-address=", "--no-uevents", "--resync-period", "1h"};
+                                     "--metrics-address=" + metrics_address, "--no-uevents", "--resync-period", "1h"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -220,6 +222,71 @@ TEST_F(RunShutdownTest, StartUpWithCheckpointedClaimsAndAHangingServer) {
   Start(Kubeconfig(server_.url()));
   ASSERT_TRUE(WaitUntil([&] { return Logged("msg=starting"); })) << "never started";
   TerminateWithinBudget();
+}
+
+TEST_F(RunShutdownTest, APrepareInFlightIsAnsweredAndTheProcessStillEndsInTime) {
+  // The server answers everything but the claim read a prepare needs.
+  server_.SetInterceptor([](const HttpRequest& req, HttpResponder&) {
+    return req.path.find("/resourceclaims/") != std::string::npos;
+  });
+  Start(Kubeconfig(server_.url()));
+  ASSERT_TRUE(WaitUntil([&] { return Logged("msg=running"); })) << "never ran";
+  auto kubelet = liken::testing::TestKubelet::Register(dir_ + "/kubelet", liken::testing::DraVersion::kV1);
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  absl::StatusOr<std::map<std::string, liken::testing::ClaimAnswer>> answer;
+  std::thread prepare([&] {
+    answer = (*kubelet)->Prepare({{"ns1", "11111111-2222-3333-4444-555555555555", "claim-a"}});
+  });
+  const std::string claim_path = informers::ResourceClaimPath("ns1", "claim-a");
+  const bool asked = WaitUntil([&] { return server_.CountRequests(claim_path, false) > 0; });
+  if (asked) TerminateWithinBudget();
+  prepare.join();  // the call in flight gets an answer: the process did not leave it hanging
+  ASSERT_TRUE(asked) << "the prepare never read its claim";
+  if (answer.ok()) {
+    ASSERT_EQ(answer->size(), 1u);
+    EXPECT_FALSE(answer->begin()->second.error.empty()) << "the claim was never read, so it cannot be prepared";
+  }
+}
+
+// Connects to 127.0.0.1:`port` and sends `request`; returns the socket (or -1).
+int ConnectAndSend(int port, const std::string& request) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST_F(RunShutdownTest, MetricsConnectionsHeldOpenAndAPrepareInFlight) {
+  server_.SetInterceptor([](const HttpRequest& req, HttpResponder&) {
+    return req.path.find("/resourceclaims/") != std::string::npos;
+  });
+  const int port = ClosedPort();
+  Start(Kubeconfig(server_.url()), absl::StrCat("127.0.0.1:", port));
+  ASSERT_TRUE(WaitUntil([&] { return Logged("msg=running"); })) << "never ran";
+  // A scraper's keep-alive connection after one scrape, and a request that is never finished.
+  int keep_alive = ConnectAndSend(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n");
+  ASSERT_GE(keep_alive, 0);
+  char buf[4096];
+  ASSERT_GT(::recv(keep_alive, buf, sizeof(buf), 0), 0);
+  int half = ConnectAndSend(port, "GET /metr");
+  ASSERT_GE(half, 0);
+  auto kubelet = liken::testing::TestKubelet::Register(dir_ + "/kubelet", liken::testing::DraVersion::kV1);
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  std::thread prepare([&] { (void)(*kubelet)->Prepare({{"ns1", "11111111-2222-3333-4444-555555555555", "claim-a"}}); });
+  const bool asked = WaitUntil(
+      [&] { return server_.CountRequests(informers::ResourceClaimPath("ns1", "claim-a"), false) > 0; });
+  if (asked) TerminateWithinBudget();
+  prepare.join();
+  ::close(keep_alive);
+  ::close(half);
+  ASSERT_TRUE(asked) << "the prepare never read its claim";
 }
 
 TEST_F(RunShutdownTest, ConfigurationThatCannotHealEndsTheProcess) {

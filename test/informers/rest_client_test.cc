@@ -302,6 +302,24 @@ TEST_F(RestClientTest, AnEndlessWatchLineEndsTheWatchAtTheLimit) {
   server_.WaitForOpenWatches(0);
 }
 
+TEST_F(RestClientTest, WatchErrorEventsWithOddCodesAreErrors) {
+  int watches = 0;
+  server_.SetInterceptor([&](const HttpRequest& req, HttpResponder& out) {
+    if (req.query.count("watch") == 0) return false;
+    out.StartStream();
+    const char* codes[] = {R"("code":1e300)", R"("code":"410")", R"("code":200)", R"("code":410)"};
+    out.SendLine(std::string(R"({"type":"ERROR","object":{"kind":"Status",)") + codes[watches++ % 4] + "}}");
+    out.EndStream();
+    return true;
+  });
+  auto client = NewClient();
+  for (int i = 0; i < 3; ++i) {
+    absl::Status s = client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, nullptr);
+    EXPECT_EQ(HttpCodeOf(s), 500) << i << ": " << s;
+  }
+  EXPECT_TRUE(IsGone(client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, nullptr)));
+}
+
 TEST_F(RestClientTest, ErrorMessagesAreBounded) {
   const std::string huge(1 << 20, 'u');
   absl::Status s = StatusFromHttp(422, nlohmann::json{{"message", "uid " + huge + " is invalid"}}.dump());
