@@ -6,12 +6,21 @@
 # containers, a USB serial claim delivering its tty and usbfs node, a deleted slice coming back, a driver restart
 # keeping prepared claims, and scan output passing server-side validation.
 #
-# usage: hack/e2e-kind.sh [--keep]     Environment: KIND_CLUSTER (default liken-e2e), KIND_NODE_IMAGE.
+# The images come from hack/build-image.sh (the build tree's binary, busybox-static; loaded with kind load
+# image-archive, so no registry is reached), or with --docker-build from the Dockerfile's test stage and Docker Hub.
+#
+# usage: hack/e2e-kind.sh [--keep] [--docker-build]     Environment: KIND_CLUSTER (default liken-e2e), KIND_NODE_IMAGE.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 CLUSTER=${KIND_CLUSTER:-liken-e2e}
-IMAGE=liken-dra:e2e
-KEEP=0; [ "${1:-}" = --keep ] && KEEP=1
+KEEP=0; DOCKER_BUILD=0
+for arg in "$@"; do
+  case "$arg" in
+    --keep) KEEP=1 ;;
+    --docker-build) DOCKER_BUILD=1 ;;
+    *) echo "e2e-kind: unknown argument $arg"; exit 2 ;;
+  esac
+done
 for tool in docker kind kubectl helm; do command -v "$tool" >/dev/null || { echo "e2e-kind: $tool is required"; exit 1; }; done
 
 FAILURES=0
@@ -20,6 +29,19 @@ fail() { echo "FAIL $*"; FAILURES=$((FAILURES + 1)); }
 wait_until() { local d=$((SECONDS + $1)); shift; until "$@" >/dev/null 2>&1; do [ $SECONDS -lt $d ] || return 1; sleep 1; done; }
 cleanup() { [ $KEEP = 1 ] || kind delete cluster --name "$CLUSTER" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
+
+# The images, before any cluster exists.
+if [ $DOCKER_BUILD = 1 ]; then
+  IMAGE_REPOSITORY=liken-dra IMAGE_TAG=e2e WORKLOAD=busybox:1.36 WORKLOAD_PULL=IfNotPresent
+  docker build --target test -t "$IMAGE_REPOSITORY:$IMAGE_TAG" "$REPO"
+else
+  "$REPO/hack/build.sh" liken-dra
+  "$REPO/hack/build-image.sh" test busybox
+  # shellcheck source=/dev/null
+  . "$REPO/build/images/images.env"
+  IMAGE_REPOSITORY=$LIKEN_IMAGE_REPOSITORY IMAGE_TAG=$LIKEN_TEST_IMAGE_TAG
+  WORKLOAD=$LIKEN_BUSYBOX_IMAGE WORKLOAD_PULL=Never
+fi
 
 cat >"${TMPDIR:-/tmp}/liken-kind.yaml" <<'YAML'
 kind: Cluster
@@ -36,13 +58,17 @@ nodes:
   labels: {liken.sh/recording: laptop}
 YAML
 kind create cluster --name "$CLUSTER" --config "${TMPDIR:-/tmp}/liken-kind.yaml" ${KIND_NODE_IMAGE:+--image "$KIND_NODE_IMAGE"}
-docker build --target test -t "$IMAGE" "$REPO"
-kind load docker-image "$IMAGE" --name "$CLUSTER"
+if [ $DOCKER_BUILD = 1 ]; then
+  kind load docker-image "$IMAGE_REPOSITORY:$IMAGE_TAG" --name "$CLUSTER"
+else
+  kind load image-archive "$LIKEN_TEST_IMAGE_ARCHIVE" --name "$CLUSTER"
+  kind load image-archive "$LIKEN_BUSYBOX_IMAGE_ARCHIVE" --name "$CLUSTER"
+fi
 WORKER=$(kubectl get nodes -l liken.sh/recording=laptop -o jsonpath='{.items[0].metadata.name}')
 
 helm lint "$REPO/charts/liken-dra"
 helm install liken "$REPO/charts/liken-dra" -n liken-system --create-namespace --wait \
-  --set image.repository=liken-dra --set image.tag=e2e --set image.pullPolicy=Never \
+  --set image.repository="$IMAGE_REPOSITORY" --set image.tag="$IMAGE_TAG" --set image.pullPolicy=Never \
   --set testRecording=/usr/share/liken-dra/machines/laptop.umockdev \
   --set-string nodeSelector.liken\\.sh/recording=laptop
 
@@ -81,7 +107,7 @@ metadata: {name: $1}
 spec:
   nodeName: $WORKER
   containers:
-  - {name: c, image: busybox:1.36, command: [sleep, "3600"], resources: {claims: [{name: dev}]}}
+  - {name: c, image: $WORKLOAD, imagePullPolicy: $WORKLOAD_PULL, command: [sleep, "3600"], resources: {claims: [{name: dev}]}}
   resourceClaims: [{name: dev, resourceClaimName: $1}]
 YAML
 }

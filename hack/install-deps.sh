@@ -8,7 +8,7 @@ packages=(
   libcpprest-dev libssl-dev libboost-system-dev
   nlohmann-json3-dev prometheus-cpp-dev libyaml-cpp-dev libabsl-dev
   libgtest-dev libgmock-dev googletest
-  umockdev libumockdev-dev
+  umockdev libumockdev-dev busybox-static
   pci.ids kmod
   clang libclang-rt-14-dev
   openssl curl jq python3 util-linux

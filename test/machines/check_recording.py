@@ -122,6 +122,42 @@ def check_expected(report, expected, failures):
             failures.append(f"unclaimed {key}: modules {u['modules']} != {want_modules[key]}")
 
 
+def recording_nodes(recording):
+    """{"/dev/<N: name>": "major:minor"} from a recording's `A: dev=` lines; MAJOR/MINOR must agree with them."""
+    nodes, problems = {}, []
+    with open(recording) as f:
+        blocks = f.read().split("\n\n")
+    for block in blocks:
+        lines = block.strip().splitlines()
+        name = next((l[3:].split("=", 1)[0] for l in lines if l.startswith("N: ")), None)
+        if name is None:
+            continue
+        dev = next((l[len("A: dev="):].replace("\\n", "") for l in lines if l.startswith("A: dev=")), None)
+        props = dict(l[3:].split("=", 1) for l in lines if l.startswith("E: ") and "=" in l)
+        if dev is None or dev != f"{props.get('MAJOR')}:{props.get('MINOR')}":
+            problems.append(f"/dev/{name}: dev {dev} and MAJOR:MINOR {props.get('MAJOR')}:{props.get('MINOR')} disagree")
+        nodes["/dev/" + name] = dev
+    return nodes, problems
+
+
+def check_dev_numbers(recording, report, expected, failures):
+    """The recording's node numbers are exactly `dev_numbers`, all within `harmless_numbers`, and every node the
+    report delivers is one of them."""
+    nodes, problems = recording_nodes(recording)
+    failures += problems
+    if "dev_numbers" in expected and nodes != expected["dev_numbers"]:
+        failures.append(f"node numbers {nodes} != {expected['dev_numbers']}")
+    allowed = expected.get("harmless_numbers")
+    if allowed is not None:
+        for path, dev in sorted(nodes.items()):
+            if dev not in allowed:
+                failures.append(f"{path} carries {dev}, not one of the harmless numbers {allowed}")
+    for d in report["published"]:
+        for n in d["nodes"]:
+            if n not in nodes:
+                failures.append(f"{d['name']}: delivers {n}, which the recording has no number for")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -145,6 +181,8 @@ def main():
     check_invariants(report, slices, failures)
     if expected:
         check_expected(report, expected, failures)
+        if "dev_numbers" in expected or "harmless_numbers" in expected:
+            check_dev_numbers(recording, report, expected, failures)
         if "slices" in expected and len(slices["items"]) != expected["slices"]:
             failures.append(f"{len(slices['items'])} slices, want {expected['slices']}")
     for f in failures:
