@@ -26,7 +26,8 @@
 #
 # State lives in LIKEN_NODE_DIR (default /var/lib/liken-node): containerd's root and state, the kubelet's root dir,
 # the CDI spec dir, CNI configuration and IP allocations, pod logs; `logs/` is kept by `down` for diagnosis.
-# The programs also use fixed paths outside it, which `down` cleans: /run/containerd/s (shim sockets),
+# The programs also use fixed paths outside it, which `down` cleans: /run/containerd/s (shim sockets; only those no
+# process serves, as another containerd on the machine may share the directory), /run/containerd/runc/k8s.io,
 # /var/lib/cni (libcni's result cache), /var/lib/kubelet/device-plugins (the device-plugin socket),
 # /var/log/containers (the kubelet's log symlinks), /run/netns/cni-* (pod network namespaces), the bridge
 # liken-cni0, and the cgroups the kubelet and runc made (kubepods in every hierarchy).
