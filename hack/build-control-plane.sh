@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds a Kubernetes control plane for local integration tests from upstream Go modules:
-#   etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubectl and helm.
+# Builds a Kubernetes control plane and a real node for local integration tests from upstream Go modules:
+#   etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubectl and helm (the control plane), and
+#   kubelet, containerd, containerd-shim-runc-v2, ctr and crictl (the node, hack/local-node.sh; runc and the CNI
+#   plugins come from Debian, hack/install-deps.sh).
 #
 # The binaries land in a cache directory outside the source tree:
 #   ${LIKEN_CACHE:-$HOME/.cache/liken-dra}/k8s-<K8S_VERSION>/bin
@@ -11,11 +13,14 @@
 # How: k8s.io/kubernetes's go.mod requires every staging module (k8s.io/api, k8s.io/client-go, ...) at v0.0.0 and
 # replaces it with a ./staging path, which Go ignores when the module is a dependency. So a generated wrapper module
 # requires k8s.io/kubernetes <K8S_VERSION> and replaces each staging module with its published v0.<minor>.<patch>
-# release; the staging list is read from the release's own go.mod, not hard-coded. etcd and helm get wrapper modules
-# of their own so that their dependency graphs stay exactly as upstream tested them.
+# release; the staging list is read from the release's own go.mod, not hard-coded. The kubelet is built in that same
+# wrapper module. etcd, helm, containerd and cri-tools get wrapper modules of their own so that their dependency
+# graphs stay exactly as upstream tested them.
 #
 # Environment:
 #   K8S_VERSION   (default v1.37.2)   ETCD_VERSION (default v3.7.3)   HELM_VERSION (default v3.22.0)
+#   CONTAINERD_VERSION (default v2.4.2)   CRICTL_VERSION (default v1.37.0)
+#   LIKEN_BUILD_PARTS  which parts to make sure of: "all" (default), "control-plane" or "node"
 #   LIKEN_CACHE   cache root (default $HOME/.cache/liken-dra)
 #   LIKEN_BUILD_JOBS  go build -p (default 2)    LIKEN_BUILD_NICE  nice level (default 10)
 #   GOMODCACHE / GOCACHE / GOFLAGS are honoured as usual.
@@ -24,6 +29,9 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-v1.37.2}
 ETCD_VERSION=${ETCD_VERSION:-v3.7.3}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
+CRICTL_VERSION=${CRICTL_VERSION:-v1.37.0}
+PARTS=${LIKEN_BUILD_PARTS:-all}
 LIKEN_CACHE=${LIKEN_CACHE:-$HOME/.cache/liken-dra}
 JOBS=${LIKEN_BUILD_JOBS:-2}
 NICE=${LIKEN_BUILD_NICE:-10}
@@ -42,6 +50,9 @@ stamp_for() {
     etcd) echo "etcd=$ETCD_VERSION recipe=$RECIPE" ;;
     k8s) echo "kubernetes=$K8S_VERSION recipe=$RECIPE" ;;
     helm) echo "helm=$HELM_VERSION kubernetes=$K8S_VERSION recipe=$RECIPE" ;;
+    kubelet) echo "kubelet=$K8S_VERSION recipe=$RECIPE" ;;
+    containerd) echo "containerd=$CONTAINERD_VERSION recipe=$RECIPE" ;;
+    crictl) echo "crictl=$CRICTL_VERSION recipe=$RECIPE" ;;
   esac
 }
 bins_for() {
@@ -49,6 +60,9 @@ bins_for() {
     etcd) echo "etcd" ;;
     k8s) echo "kube-apiserver kube-scheduler kube-controller-manager kubectl" ;;
     helm) echo "helm" ;;
+    kubelet) echo "kubelet" ;;
+    containerd) echo "containerd containerd-shim-runc-v2 ctr" ;;
+    crictl) echo "crictl" ;;
   esac
 }
 is_cached() {
@@ -57,10 +71,16 @@ is_cached() {
   for b in $(bins_for "$c"); do [ -x "$BIN/$b" ] || return 1; done
 }
 
+case "$PARTS" in
+  all) components=(etcd k8s helm kubelet containerd crictl) ;;
+  control-plane) components=(etcd k8s helm) ;;
+  node) components=(kubelet containerd crictl) ;;
+  *) log "LIKEN_BUILD_PARTS must be all, control-plane or node (got: $PARTS)"; exit 2 ;;
+esac
 todo=()
-for c in etcd k8s helm; do is_cached "$c" || todo+=("$c"); done
+for c in "${components[@]}"; do is_cached "$c" || todo+=("$c"); done
 if [ ${#todo[@]} -eq 0 ]; then
-  log "cached: kubernetes $K8S_VERSION, etcd $ETCD_VERSION, helm $HELM_VERSION"
+  log "cached: $(for c in "${components[@]}"; do cat "$STAMPS/$c"; done | cut -d' ' -f1 | paste -sd' ')"
   echo "$BIN"
   exit 0
 fi
@@ -130,36 +150,82 @@ build_etcd() {
   install_bins "$out" etcd
 }
 
-build_k8s() {
-  local dir="$SRC/k8s" mod out="$ROOT/out-k8s" ver minor staging_ver staging n ldflags p date
+# Writes the Kubernetes wrapper module (unless it is already there for this release) and sets K8S_LDFLAGS.
+k8s_wrapper() {
+  local dir="$SRC/k8s" mod ver minor staging_ver staging n p date
   ver=${K8S_VERSION#v}
   minor=$(echo "$ver" | cut -d. -f2)
   staging_ver="v0.${ver#*.}"
-  log "kubernetes $K8S_VERSION (staging modules at $staging_ver)"
   mod=$(gomod_of k8s.io/kubernetes "$K8S_VERSION")
-  staging=$(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#\1#p' "$mod" | sort -u)
-  n=$(echo "$staging" | grep -c .)
-  [ "$n" -gt 0 ] || { log "no staging replaces found in $mod"; exit 1; }
-  log "$n staging modules: $(echo "$staging" | tr '\n' ' ')"
-  {
-    for p in $staging; do echo "$p => $p $staging_ver"; done
-    remote_replaces "$mod"
-  } | write_wrapper "$dir" k8s.io/kubernetes "$K8S_VERSION"
+  if [ "$(cat "$dir/.release" 2>/dev/null)" != "$K8S_VERSION recipe=$RECIPE" ]; then
+    staging=$(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#\1#p' "$mod" | sort -u)
+    n=$(echo "$staging" | grep -c .)
+    [ "$n" -gt 0 ] || { log "no staging replaces found in $mod"; exit 1; }
+    log "$n staging modules at $staging_ver: $(echo "$staging" | tr '\n' ' ')"
+    {
+      for p in $staging; do echo "$p => $p $staging_ver"; done
+      remote_replaces "$mod"
+    } | write_wrapper "$dir" k8s.io/kubernetes "$K8S_VERSION"
+    echo "$K8S_VERSION recipe=$RECIPE" >"$dir/.release"
+  fi
   # Build date: the release's publication time, so the binaries do not change from one build to the next.
   date=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "${mod%.mod}.info" 2>/dev/null || true)
   date=${date:-1970-01-01T00:00:00Z}
-  ldflags="-s -w"
+  K8S_LDFLAGS="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
-    ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=$date"
+    K8S_LDFLAGS+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+    K8S_LDFLAGS+=" -X $p.gitTreeState=clean -X $p.buildDate=$date"
   done
+}
+
+build_k8s() {
+  local out="$ROOT/out-k8s"
+  log "kubernetes $K8S_VERSION"
+  k8s_wrapper
   rm -rf "$out"; mkdir -p "$out"
-  (cd "$dir" && "${GO_BUILD[@]}" -ldflags "$ldflags" -o "$out/" \
+  (cd "$SRC/k8s" && "${GO_BUILD[@]}" -ldflags "$K8S_LDFLAGS" -o "$out/" \
     k8s.io/kubernetes/cmd/kube-apiserver \
     k8s.io/kubernetes/cmd/kube-scheduler \
     k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kubectl)
   install_bins "$out" k8s
+}
+
+# The kubelet, from the control plane's wrapper module (same replaces, same build cache).
+build_kubelet() {
+  local out="$ROOT/out-kubelet"
+  log "kubelet $K8S_VERSION"
+  k8s_wrapper
+  rm -rf "$out"; mkdir -p "$out"
+  (cd "$SRC/k8s" && "${GO_BUILD[@]}" -ldflags "$K8S_LDFLAGS" -o "$out/" k8s.io/kubernetes/cmd/kubelet)
+  install_bins "$out" kubelet
+}
+
+# containerd v2: the daemon and ctr without btrfs (no cgo) and without the man-page generator; the shim without the
+# gRPC server (it speaks ttrpc only), as upstream's release builds do.
+build_containerd() {
+  local dir="$SRC/containerd" mod out="$ROOT/out-containerd" path ldflags
+  path=github.com/containerd/containerd/v2
+  log "containerd $CONTAINERD_VERSION"
+  mod=$(gomod_of "$path" "$CONTAINERD_VERSION")
+  remote_replaces "$mod" | write_wrapper "$dir" "$path" "$CONTAINERD_VERSION"
+  ldflags="-s -w -X $path/version.Version=$CONTAINERD_VERSION -X $path/version.Package=github.com/containerd/containerd"
+  rm -rf "$out"; mkdir -p "$out"
+  (cd "$dir" && "${GO_BUILD[@]}" -tags "no_btrfs urfave_cli_no_docs" -ldflags "$ldflags" -o "$out/" \
+    "$path/cmd/containerd" "$path/cmd/ctr")
+  (cd "$dir" && "${GO_BUILD[@]}" -tags "no_grpc" -ldflags "$ldflags" -o "$out/" "$path/cmd/containerd-shim-runc-v2")
+  install_bins "$out" containerd
+}
+
+build_crictl() {
+  local dir="$SRC/crictl" mod out="$ROOT/out-crictl" path=sigs.k8s.io/cri-tools
+  log "crictl $CRICTL_VERSION"
+  mod=$(gomod_of "$path" "$CRICTL_VERSION")
+  remote_replaces "$mod" | write_wrapper "$dir" "$path" "$CRICTL_VERSION"
+  rm -rf "$out"; mkdir -p "$out"
+  (cd "$dir" && "${GO_BUILD[@]}" -ldflags "-s -w -X $path/pkg/version.Version=$CRICTL_VERSION" -o "$out/crictl" \
+    "$path/cmd/crictl")
+  install_bins "$out" crictl
 }
 
 build_helm() {

@@ -12,6 +12,7 @@ packages=(
   pci.ids kmod
   clang libclang-rt-14-dev
   openssl curl jq python3 util-linux
+  runc containernetworking-plugins iproute2
 )
 
 missing=()

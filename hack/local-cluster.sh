@@ -14,7 +14,8 @@
 #   export LIKEN_K8S_BIN=<dir with kubectl, helm, ...>
 # and writes <state dir>/driver.kubeconfig for ServiceAccount liken-system/liken-dra (a TokenRequest token), with the
 # ServiceAccount and RBAC rendered from the Helm chart (charts/liken-dra) exactly as it ships them (unless
-# LIKEN_APPLY_DRIVER_RBAC=0). The chart's admission policy is not applied here: it needs pod-bound tokens
+# LIKEN_APPLY_DRIVER_RBAC=0; LIKEN_DRIVER_ACCOUNT=0 creates neither, for a test that installs the chart with helm).
+# The chart's admission policy is not applied here: it needs pod-bound tokens
 # (test/cluster/chart.sh checks it).
 #
 # The node: created as ${NODE_NAME:-node-a} with allocatable pods/cpu/memory and a Ready condition. Nothing posts
@@ -296,7 +297,7 @@ up() {
   if [ -n "${LIKEN_K8S_BIN:-}" ]; then
     BIN=$LIKEN_K8S_BIN
   else
-    BIN=$("$HERE/build-control-plane.sh" | tail -n 1)
+    BIN=$(LIKEN_BUILD_PARTS=control-plane "$HERE/build-control-plane.sh" | tail -n 1)
   fi
   for bin in etcd kube-apiserver kube-scheduler kube-controller-manager kubectl; do
     [ -x "$BIN/$bin" ] || die "missing $BIN/$bin"
@@ -369,7 +370,7 @@ EOF
   wait_for "kube-scheduler /healthz" kube-scheduler healthz "$SCHEDULER_PORT"
   wait_for "kube-controller-manager /healthz" kube-controller-manager healthz "$KCM_PORT"
   create_node
-  setup_driver_account
+  [ "${LIKEN_DRIVER_ACCOUNT:-1}" = 0 ] || setup_driver_account
   # Pods need the namespace's default ServiceAccount, which the controller manager creates.
   wait_for "default ServiceAccount" kube-controller-manager kc -n default get serviceaccount default
   UP_DONE=1

@@ -1,0 +1,303 @@
+# Scenarios that need a real kubelet and container runtime, shared by test/node/scenarios.sh (this machine) and
+# hack/e2e-kind.sh (kind). Sourced after test/lib/checks.sh, never run. The driver runs on the laptop recording
+# (test/machines/laptop.umockdev): its iGPU's render half is /dev/dri/renderD128 (226:128), its display half
+# /dev/dri/card0 (226:0). See test/lib/checks.sh for what the caller defines.
+
+# The DaemonSet's pod is Ready, the slice holds $1 devices, metrics scrape through the pod's port.
+node_scenario_driver_ready() { check_driver_ready "$1"; }
+
+
+node_scenario_claims_in_containers() {
+  claim render-direct gpu-render.liken.sh
+  claim_template render-template gpu-render.liken.sh
+  workload_pod baseline
+  workload_pod with-direct direct render-direct
+  workload_pod with-template template render-template
+  local p
+  for p in baseline with-direct with-template; do
+    if wait_until 120 pod_running "$p"; then
+      pass "pod $p Running$( [ "$p" = baseline ] || echo " with claim $(pod_claim "$p") ($(claim_devices "$(pod_claim "$p")"))")"
+    else
+      fail "pod $p is $(pod_phase "$p"): $(k get pod "$p" -o jsonpath='{.status.conditions}' | head -c 600)"
+      return 1
+    fi
+  done
+  [ "$(k get resourceclaim -o json | jq -r --arg p with-template \
+    '.items[] | select(.metadata.ownerReferences[]?.name == $p) | .metadata.name')" = "$(pod_claim with-template)" ] &&
+    pass "the template's claim was generated for its pod" || fail "no claim owned by pod with-template"
+  # The laptop's iGPU: the render half is 226:128, the display half (not claimed) 226:0.
+  check_container_devices baseline with-direct "c 226 0"
+  check_container_devices baseline with-template "c 226 0"
+  expect_eq "the direct claim's CDI spec names the render node" "/dev/dri/renderD128 c 226:128" "$(cdi_spec_nodes render-direct)"
+}
+
+# Deleting a pod makes the kubelet call NodeUnprepareResources: the driver counts the call, and the claim's CDI spec
+# and checkpoint record are gone.
+node_scenario_unprepare_on_delete() {
+  local claim uid spec before after
+  claim=$(pod_claim with-direct)
+  uid=$(claim_uid "$claim")
+  spec=$(cdi_spec_file "$claim")
+  node_file_exists "$spec" && node_file_exists "$CLAIMS_DIR/$uid.json" &&
+    pass "prepared claim $claim has a CDI spec and a checkpoint record" ||
+    { fail "prepared claim $claim: spec $(node_file_exists "$spec" && echo present || echo missing), record $(node_file_exists "$CLAIMS_DIR/$uid.json" && echo present || echo missing)"; return 1; }
+  before=$(driver_metric 'liken_unprepare_total{result="success"}')
+  k delete pod with-direct --wait=false >/dev/null
+  if wait_until 60 node_sh "[ ! -e '$spec' ] && [ ! -e '$CLAIMS_DIR/$uid.json' ]"; then
+    pass "deleting the pod makes the kubelet unprepare: CDI spec and checkpoint record of $claim are gone"
+  else
+    fail "after deleting with-direct: spec $(node_file_exists "$spec" && echo remains || echo gone), record $(node_file_exists "$CLAIMS_DIR/$uid.json" && echo remains || echo gone)"
+  fi
+  after=$(driver_metric 'liken_unprepare_total{result="success"}')
+  [ "${after:-0}" -gt "${before:-0}" ] 2>/dev/null &&
+    pass "the driver answered NodeUnprepareResources (liken_unprepare_total success $before -> $after)" ||
+    fail "no NodeUnprepareResources call counted (liken_unprepare_total success $before -> $after)"
+  k delete pod with-template --wait=false >/dev/null
+}
+
+node_scenario_render_shared_display_exclusive() {
+  claim render-a gpu-render.liken.sh; claim render-b gpu-render.liken.sh
+  workload_pod share-a direct render-a; workload_pod share-b direct render-b
+  if wait_until 120 pod_running share-a && wait_until 120 pod_running share-b; then
+    expect_eq "two running pods share the render node" "pci-0000-00-02-0 pci-0000-00-02-0" \
+      "$(claim_devices render-a) $(claim_devices render-b)"
+    expect_eq "both containers hold /dev/dri/renderD128" "/dev/dri/renderD128 c 226:128|/dev/dri/renderD128 c 226:128" \
+      "$(container_dev_nodes share-a | grep dri | paste -sd'|')|$(container_dev_nodes share-b | grep dri | paste -sd'|')"
+  else
+    fail "render pods: share-a $(pod_phase share-a), share-b $(pod_phase share-b)"
+  fi
+  claim display-a gpu-display.liken.sh; claim display-b gpu-display.liken.sh
+  workload_pod disp-a direct display-a
+  wait_until 120 pod_running disp-a && pass "display pod disp-a Running ($(claim_devices display-a))" ||
+    { fail "disp-a $(pod_phase disp-a)"; return 1; }
+  workload_pod disp-b direct display-b
+  local why
+  wait_until 30 pod_scheduling_decided disp-b || true
+  why=$(pod_scheduling disp-b)
+  if [ "$(pod_phase disp-b)" = Pending ] && grep -q "Unschedulable" <<<"$why" && grep -qi "claim" <<<"$why"; then
+    pass "the second display pod stays Pending: $why"
+  else
+    fail "second display pod: phase $(pod_phase disp-b), scheduling [$why]"
+  fi
+  k delete pod disp-a --wait=false >/dev/null
+  if wait_until 120 pod_running disp-b; then
+    pass "once disp-a is deleted, disp-b runs with $(claim_devices display-b)"
+  else
+    fail "disp-b still $(pod_phase disp-b) after disp-a was deleted: $(pod_scheduling disp-b)"
+  fi
+  delete_pods share-a share-b disp-b
+}
+
+# Pod creation to container Running, p50 over $LIKEN_FIGURE_PODS (20) pods with a claim (each from a template, so
+# each its own claim) and as many without, created together in one request and interleaved, so both see the same
+# load. The time is read on this machine: from when the create request was sent to when a 0.3 s poll first sees the
+# container running. A figure, not a test.
+node_scenario_startup_figure() {
+  local n=${LIKEN_FIGURE_PODS:-20} i t0 now pods=() seen=" " line name f
+  claim_template figure-render gpu-render.liken.sh
+  f=$(mktemp)
+  for i in $(seq 1 "$n"); do pods+=("plain-$i" "claimed-$i"); done
+  for name in "${pods[@]}"; do
+    case "$name" in claimed-*) workload_pod_yaml "$name" template figure-render ;; *) workload_pod_yaml "$name" ;; esac
+    echo "---"
+  done >"$f"
+  t0=$(date +%s%3N)
+  k apply -f "$f" >/dev/null
+  : >"$f"
+  local deadline=$((SECONDS + 300))
+  while [ "$(wc -l <"$f")" -lt $((2 * n)) ] && [ $SECONDS -lt $deadline ]; do
+    now=$(date +%s%3N)
+    for name in $(k get pods -l app=liken-workload -o json |
+      jq -r '.items[] | select(.status.containerStatuses[0].state.running) | .metadata.name'); do
+      case "$seen" in *" $name "*) continue ;; esac
+      seen+="$name "
+      echo "$name $((now - t0))" >>"$f"
+    done
+    sleep 0.3
+  done
+  p50() { grep "^$1" "$f" | awk '{ print $2 }' | sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "none"; else printf "%.1f s (n=%d)", v[int((NR + 1) / 2)] / 1000, NR }'; }
+  echo "figure: pod creation to container Running, p50 over $n pods each, created together: $(p50 claimed-) with a claim, $(p50 plain-) without"
+  rm -f "$f"
+  k delete pods -l app=liken-workload --wait=false >/dev/null
+}
+
+pod_scheduling_decided() { [ -n "$(k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" ]; }
+container_restarted_since() { # POD RESTARTS: restartCount rose above RESTARTS and the new container runs
+  [ "$(k get pod "$1" -o jsonpath='{.status.containerStatuses[0].restartCount}')" -gt "$2" ] &&
+    [ -n "$(k get pod "$1" -o jsonpath='{.status.containerStatuses[0].state.running}')" ]
+}
+driver_replaced() { # OLD: a driver pod other than OLD runs on the node and is Ready
+  local p
+  p=$(driver_pod) && [ -n "$p" ] && [ "$p" != "$1" ] && pod_ready_in "$DRIVER_NS" "$p"
+}
+
+# restart_container POD: stops the pod's container through the runtime (crictl on the node); the kubelet starts a new
+# one. Waits until it runs.
+restart_container() {
+  local before cid
+  before=$(k get pod "$1" -o jsonpath='{.status.containerStatuses[0].restartCount}')
+  cid=$(pod_container_id "$1")
+  node_sh "crictl stop --timeout 0 $cid >/dev/null 2>&1"
+  wait_until 90 container_restarted_since "$1" "$before" ||
+    echo "note: container of $1 did not restart: $(k get pod "$1" -o jsonpath='{.status.containerStatuses[0]}' | head -c 300)"
+}
+
+# slice_gap_watch FILE: polls the node's slice every 0.2 s in the background, appending "<epoch-ms> present|absent".
+slice_gap_watch() {
+  local f=$1
+  (
+    while :; do
+      if k get resourceslice "$NODE-liken.sh" >/dev/null 2>&1; then s=present; else s=absent; fi
+      echo "$(date +%s%3N) $s" >>"$f"
+      sleep 0.2
+    done
+  ) &
+  GAP_WATCHER=$!
+}
+# slice_gap FILE: stops the watcher and prints how long the slice was absent in total, in seconds.
+slice_gap() {
+  kill "$GAP_WATCHER" 2>/dev/null || true
+  wait "$GAP_WATCHER" 2>/dev/null || true
+  awk 'prev != "" && p == "absent" { gap += $1 - prev } { prev = $1; p = $2 } END { printf "%.1f", gap / 1000 }' "$1"
+}
+
+# Restarts: the kubelet restarts with prepared claims (the caller's restart_kubelet); the driver pod is deleted and
+# replaced; `helm upgrade` rolls the DaemonSet (the chart's rollingUpdate) while a new workload pod is being created
+# (the arguments: the upgrade command).
+node_scenario_restarts() {
+  local cid gap watch old new claim uid
+  claim keep-1 gpu-render.liken.sh
+  workload_pod keep-1 direct keep-1
+  wait_until 120 pod_running keep-1 || { fail "keep-1 $(pod_phase keep-1)"; return 1; }
+  cid=$(pod_container_id keep-1)
+  watch=$(mktemp)
+  slice_gap_watch "$watch"
+  restart_kubelet
+  wait_until 120 driver_ready && wait_until 60 slice_has_device "$NODE" pci-0000-00-02-0 || true
+  sleep 10 # the kubelet wipes the slices of drivers that have not registered again shortly after it starts
+  wait_until 60 slice_has_device "$NODE" pci-0000-00-02-0 || true
+  gap=$(slice_gap "$watch")
+  rm -f "$watch"
+  echo "figure: the node was without its slice for $gap s across a kubelet restart"
+  expect_eq "a kubelet restart leaves the pod with a prepared claim running, same container" "Running $cid" \
+    "$(pod_phase keep-1) $(pod_container_id keep-1)"
+  slice_has_device "$NODE" pci-0000-00-02-0 >/dev/null && pass "the slice is published again after the kubelet restart" ||
+    fail "no slice after the kubelet restart"
+
+  old=$(driver_pod)
+  uid=$(claim_uid keep-1)
+  k -n "$DRIVER_NS" delete pod "$old" --wait=false >/dev/null
+  if wait_until 180 driver_replaced "$old"; then
+    new=$(driver_pod)
+    pass "the DaemonSet replaced the deleted driver pod ($old -> $new) and it is Ready (registered)"
+  else
+    fail "no Ready replacement for driver pod $old: $(driver_pods)"
+  fi
+  node_file_exists "$CDI_DIR/liken.sh-$uid.json" && node_file_exists "$CLAIMS_DIR/$uid.json" &&
+    pass "the new driver pod keeps the prepared claim keep-1 (CDI spec and checkpoint record)" ||
+    fail "keep-1's CDI spec or record is gone after the driver pod was replaced"
+  expect_eq "the replacement driver took over every checkpointed claim (liken_prepared_claims = records on the node)" \
+    "$(node_sh "ls '$CLAIMS_DIR' | grep -c '\.json$'")" "$(driver_metric liken_prepared_claims)"
+  claim after-restart gpu-render.liken.sh
+  workload_pod after-restart direct after-restart
+  wait_until 120 pod_running after-restart && pass "a new pod with a claim runs after the driver pod was replaced" ||
+    fail "after-restart $(pod_phase after-restart)"
+
+  old=$(driver_pod)
+  "$@" >"${TMPDIR:-/tmp}/liken-upgrade.log" 2>&1 &
+  local upgrade=$!
+  sleep 1
+  claim during-roll gpu-render.liken.sh
+  workload_pod during-roll direct during-roll
+  if wait_until 180 pod_running during-roll; then
+    pass "a pod created while helm upgrade rolls the DaemonSet starts ($(claim_devices during-roll))"
+  else
+    fail "during-roll $(pod_phase during-roll) while the DaemonSet rolled: $(k get pod during-roll -o jsonpath='{.status.conditions}' | head -c 400)"
+  fi
+  if wait "$upgrade"; then
+    new=$(driver_pod)
+    [ -n "$new" ] && [ "$new" != "$old" ] && pass "helm upgrade rolled the driver pod ($old -> $new)" ||
+      fail "helm upgrade left the driver pod $old in place"
+  else
+    fail "helm upgrade: $(tail -n 3 "${TMPDIR:-/tmp}/liken-upgrade.log" | paste -sd'|')"
+  fi
+  expect_eq "keep-1 still runs with its first container" "Running $cid" "$(pod_phase keep-1) $(pod_container_id keep-1)"
+  delete_pods after-restart during-roll
+}
+
+# The CDI directory is emptied under a running node, as a reboot clears a tmpfs /var/run/cdi. Pods created
+# afterwards get their devices; the specs of claims that were already prepared (keep-1) are written again on the
+# driver's next pass from its checkpoint, so a restarted container of such a pod still gets its devices.
+node_scenario_cdi_dir_emptied() {
+  local uid restarts
+  pod_running keep-1 || { claim keep-1 gpu-render.liken.sh; workload_pod keep-1 direct keep-1; wait_until 120 pod_running keep-1; }
+  uid=$(claim_uid keep-1)
+  node_sh "rm -f '$CDI_DIR'/*"
+  [ -z "$(node_sh "ls -A '$CDI_DIR'")" ] && pass "CDI directory emptied" || fail "CDI directory not empty"
+  claim after-wipe gpu-render.liken.sh
+  workload_pod after-wipe direct after-wipe
+  if wait_until 120 pod_running after-wipe; then
+    expect_eq "a pod created after the wipe gets its device" "/dev/dri/renderD128 c 226:128" \
+      "$(container_dev_nodes after-wipe | grep dri)"
+  else
+    fail "after-wipe $(pod_phase after-wipe)"
+  fi
+  if wait_until 60 node_file_exists "$CDI_DIR/liken.sh-$uid.json"; then
+    pass "the already prepared claim keep-1 has its CDI spec written again from the checkpoint"
+  else
+    fail "keep-1's CDI spec was not written again"
+  fi
+  restart_container keep-1
+  expect_eq "a restarted container of keep-1 gets its device again" "/dev/dri/renderD128 c 226:128" \
+    "$(container_dev_nodes keep-1 | grep dri)"
+  delete_pods after-wipe
+}
+
+# A USB device re-enumerates while its pod runs: the FTDI serial adapter (port 1-1, usbfs node 001/003 = 189:2)
+# comes back as device 9 (189:8) in the testbed of the driver's container (reached from the node through
+# /proc/PID/root). The driver's next pass rewrites the claim's CDI spec with the new usbfs node, and a restarted
+# container of that pod gets it. (umockdev offers no way to inject a uevent into the daemon from outside its process,
+# so the change is picked up by the periodic pass, resyncSeconds.)
+node_scenario_usb_reenumerate() {
+  local cid pid tb uid
+  claim serial-1 serial.liken.sh
+  workload_pod serial-1 direct serial-1
+  wait_until 120 pod_running serial-1 || { fail "serial-1 $(pod_phase serial-1)"; return 1; }
+  expect_eq "serial claim delivers the tty and the usbfs node" "/dev/bus/usb/001/003 c 189:2|/dev/ttyUSB0 c 188:0" \
+    "$(container_dev_nodes serial-1 | grep -E 'ttyUSB|bus/usb' | paste -sd'|')"
+  cid=$(k -n "$DRIVER_NS" get pod "$(driver_pod)" -o jsonpath='{.status.containerStatuses[0].containerID}' | sed 's|^.*://||')
+  pid=$(node_sh "crictl inspect --output go-template --template '{{.info.pid}}' $cid 2>/dev/null")
+  tb=$(node_sh "ls -d /proc/$pid/root/tmp/umockdev.* | head -n 1")
+  [ -n "$tb" ] || { fail "no umockdev testbed in the driver container (pid $pid)"; return 1; }
+  node_sh "d=\$(find $tb/sys/devices -type d -path '*/usb1/1-1' | head -n 1) && echo 9 >\"\$d/devnum\" && echo 189:8 >\"\$d/dev\" &&
+    sed -i 's|^DEVNAME=.*|DEVNAME=bus/usb/001/009|; s|^DEVNUM=.*|DEVNUM=009|; s|^MINOR=.*|MINOR=8|' \"\$d/uevent\""
+  uid=$(claim_uid serial-1)
+  if wait_until 60 node_sh "grep -q /dev/bus/usb/001/009 '$CDI_DIR/liken.sh-$uid.json'"; then
+    pass "re-enumeration: the claim's CDI spec names the new usbfs node /dev/bus/usb/001/009"
+  else
+    fail "CDI spec after re-enumeration: $(cdi_spec_nodes serial-1 | paste -sd'|')"
+  fi
+  restart_container serial-1
+  expect_eq "a restarted container of serial-1 gets the new usbfs node" "/dev/bus/usb/001/009 c 189:8|/dev/ttyUSB0 c 188:0" \
+    "$(container_dev_nodes serial-1 | grep -E 'ttyUSB|bus/usb' | paste -sd'|')"
+  delete_pods serial-1
+}
+
+# A delivered node really opens and reads. The driver runs on test/machines/harmless-nodes.umockdev (real device
+# names, nodes numbered like /dev/null 1:3, /dev/zero 1:5, /dev/random 1:8): the display half's /dev/dri/card0 is
+# 1:5, the serial adapter's /dev/ttyUSB0 1:8. Each claimed node is read inside the container.
+node_scenario_delivered_nodes_read() {
+  local p node want got
+  claim read-display gpu-display.liken.sh; workload_pod read-display direct read-display
+  claim read-serial serial.liken.sh; workload_pod read-serial direct read-serial
+  for p in read-display read-serial; do
+    wait_until 120 pod_running "$p" || { fail "$p $(pod_phase "$p"): $(pod_scheduling "$p")"; continue; }
+    case "$p" in read-display) node=/dev/dri/card0 want="$node c 1:5" ;; *) node=/dev/ttyUSB0 want="$node c 1:8" ;; esac
+    expect_eq "$p: the container holds $node with the recording's numbers" "$want" "$(container_dev_nodes "$p" | grep "^$node ")"
+    got=$(k exec "$p" -- sh -c "head -c 16 $node | wc -c" 2>&1 | tr -d ' ')
+    expect_eq "$p: $node opens and reads 16 bytes" "16" "$got"
+  done
+  got=$(k exec read-display -- sh -c 'head -c 16 /dev/dri/card0 | od -An -tx1 | tr -d " \n"' 2>&1)
+  expect_eq "read-display: card0 (1:5) reads zeros" "00000000000000000000000000000000" "$got"
+  delete_pods read-display read-serial
+}
