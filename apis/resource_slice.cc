@@ -128,7 +128,7 @@ nlohmann::json ResourceSliceToJson(const ResourceSlice& slice) {
   return j;
 }
 
-bool IsDnsLabel(const std::string& name) {
+bool IsDnsLabel(std::string_view name) {
   if (name.empty() || name.size() > kMaxDnsLabelLength) return false;
   for (char c : name) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
@@ -136,10 +136,10 @@ bool IsDnsLabel(const std::string& name) {
   return name.front() != '-' && name.back() != '-';
 }
 
-bool IsDnsSubdomain(const std::string& name) {
+bool IsDnsSubdomain(std::string_view name) {
   if (name.empty() || name.size() > kMaxDnsSubdomainLength) return false;
-  for (absl::string_view part : absl::StrSplit(name, '.')) {
-    if (!IsDnsLabel(std::string(part))) return false;
+  for (absl::string_view part : absl::StrSplit(absl::string_view(name.data(), name.size()), '.')) {
+    if (!IsDnsLabel(std::string_view(part.data(), part.size()))) return false;
   }
   return true;
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -67,9 +68,9 @@ nlohmann::json AttributeValueToJson(const AttributeValue& value);
 absl::Status ValidateResourceSlice(const ResourceSlice& slice);
 
 // True when `name` is a DNS label (RFC 1123, at most 63 characters). Thread-safe.
-bool IsDnsLabel(const std::string& name);
+bool IsDnsLabel(std::string_view name);
 
 // True when `name` is a DNS subdomain (RFC 1123, at most 253 characters). Thread-safe.
-bool IsDnsSubdomain(const std::string& name);
+bool IsDnsSubdomain(std::string_view name);
 
 }  // namespace liken::apis

@@ -1,6 +1,16 @@
 #include "common/text.h"
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
 namespace liken {
+
+std::string EchoInput(std::string_view text) {
+  constexpr size_t kEchoPrefix = 64;
+  const absl::string_view input(text.data(), text.size());
+  if (input.size() <= kEchoPrefix) return absl::StrCat("'", absl::CHexEscape(input), "'");
+  return absl::StrCat("'", absl::CHexEscape(input.substr(0, kEchoPrefix)), "'... (", input.size(), " bytes)");
+}
 
 std::vector<std::string_view> SplitLines(std::string_view text) {
   std::vector<std::string_view> lines;

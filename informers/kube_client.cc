@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "apis/resource_slice.h"
+#include "common/text.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -39,13 +41,6 @@ std::string BoundedMessage(std::string message, size_t body_size) {
 bool IsAlnumLower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
 // A short, printable rendering of a name for error messages.
-std::string Quoted(std::string_view name) {
-  std::string out;
-  for (unsigned char c : name.substr(0, 64)) out.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?');
-  if (name.size() > 64) absl::StrAppend(&out, "... (", name.size(), " bytes)");
-  return "'" + out + "'";
-}
-
 constexpr char kLimitPayload[] = "liken.sh/limit";
 
 }  // namespace
@@ -163,38 +158,24 @@ absl::Status LimitExceededError(std::string_view message) {
 bool IsLimitExceeded(const absl::Status& status) { return status.GetPayload(kLimitPayload).has_value(); }
 
 absl::Status ValidateDnsSubdomain(std::string_view name) {
-  if (name.empty() || name.size() > 253) {
-    return absl::InvalidArgumentError(absl::StrCat("name ", Quoted(name), " is not 1-253 bytes long"));
-  }
-  for (absl::string_view label : absl::StrSplit(std::string(name), '.')) {
-    if (label.empty() || label.size() > 63 || !IsAlnumLower(label.front()) || !IsAlnumLower(label.back())) {
-      return absl::InvalidArgumentError(absl::StrCat("name ", Quoted(name), " is not a DNS subdomain"));
-    }
-    for (char c : label) {
-      if (!IsAlnumLower(c) && c != '-') {
-        return absl::InvalidArgumentError(absl::StrCat("name ", Quoted(name), " is not a DNS subdomain"));
-      }
-    }
-  }
-  return absl::OkStatus();
+  if (apis::IsDnsSubdomain(name)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("name ", EchoInput(name), " is not a DNS subdomain"));
 }
 
 absl::Status ValidateDnsLabel(std::string_view name) {
-  bool ok = !name.empty() && name.size() <= 63 && IsAlnumLower(name.front()) && IsAlnumLower(name.back());
-  for (char c : name) ok = ok && (IsAlnumLower(c) || c == '-');
-  if (!ok) return absl::InvalidArgumentError(absl::StrCat("name ", Quoted(name), " is not a DNS label"));
-  return absl::OkStatus();
+  if (apis::IsDnsLabel(name)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("name ", EchoInput(name), " is not a DNS label"));
 }
 
 absl::Status ValidateApiPath(std::string_view path) {
   if (path.empty() || path.front() != '/' || path.size() > 1024) {
-    return absl::InvalidArgumentError(absl::StrCat("API path ", Quoted(path), " is not absolute or too long"));
+    return absl::InvalidArgumentError(absl::StrCat("API path ", EchoInput(path), " is not absolute or too long"));
   }
   const std::string segments(path.substr(1));
   for (absl::string_view segment : absl::StrSplit(segments, '/')) {
     bool ok = !segment.empty() && segment != "." && segment != "..";
     for (char c : segment) ok = ok && (IsAlnumLower(c) || c == '-' || c == '.');
-    if (!ok) return absl::InvalidArgumentError(absl::StrCat("API path ", Quoted(path), " has an invalid segment"));
+    if (!ok) return absl::InvalidArgumentError(absl::StrCat("API path ", EchoInput(path), " has an invalid segment"));
   }
   return absl::OkStatus();
 }

@@ -25,8 +25,4 @@ struct ClaimRef {
 // short, escaped prefix of its input. Thread-safe.
 absl::Status ValidateClaimRefs(const std::vector<ClaimRef>& claims);
 
-// `input` quoted for an error message: non-printable bytes escaped, cut to a 64-byte prefix followed by its
-// full length when longer. Thread-safe.
-std::string EchoInput(absl::string_view input);
-
 }  // namespace liken::kubelet

@@ -1,4 +1,5 @@
 #include "kubelet/claim_ref.h"
+#include "common/text.h"
 
 #include <gtest/gtest.h>
 
