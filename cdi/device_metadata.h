@@ -31,14 +31,14 @@ inline constexpr char kMetadataContainerDir[] = "/var/run/kubernetes.io/dra-devi
 // The annotation that names a template claim in its pod (resource.k8s.io's PodResourceClaimAnnotation).
 inline constexpr char kPodClaimNameAnnotation[] = "resource.kubernetes.io/pod-claim-name";
 
-// The API versions written, newest first.
+// The API versions written, newest first. Thread-safe.
 const std::vector<std::string>& MetadataVersions();
 
 // One attribute value of a metadata file: the resource.k8s.io/v1 DeviceAttribute kinds liken writes
 // (string, bool, int, version, and a list of strings).
 using MetadataValue = std::variant<std::string, bool, int64_t, apis::VersionValue, std::vector<std::string>>;
 
-// One allocated device.
+// One allocated device. A plain value; thread-compatible.
 struct MetadataDevice {
   std::string driver;
   std::string pool;
@@ -48,7 +48,7 @@ struct MetadataDevice {
   friend bool operator==(const MetadataDevice&, const MetadataDevice&) = default;
 };
 
-// The content of one file: a claim's identity and one of its requests.
+// The content of one file: a claim's identity and one of its requests. A plain value; thread-compatible.
 struct DeviceMetadata {
   std::string claim_namespace;
   std::string claim_name;

@@ -59,6 +59,7 @@ class DeviceMetadataStore {
   // The claim UIDs that have a directory here, sorted. Thread-safe.
   absl::StatusOr<std::vector<std::string>> ListClaimUids() const;
 
+  // The root directory. Thread-safe.
   const std::string& root() const { return root_; }
 
  private:
