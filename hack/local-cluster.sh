@@ -55,15 +55,7 @@ die() { log "$*"; exit 1; }
 
 # --- process tracking ---------------------------------------------------------------------------------------------
 
-# True when the PID recorded for a component is alive and is still that component's binary (not a reused PID).
-pid_alive() {
-  local f="$PIDS/$1.pid" pid exe
-  [ -f "$f" ] || return 1
-  pid=$(cat "$f")
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
-  [ "$(basename "${exe% (deleted)}")" = "$1" ]
-}
+. "$HERE/lib/pids.sh"
 
 # Starts a component in its own session (so that `down` can signal its whole process group), logging to logs/.
 start() {
