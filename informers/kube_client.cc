@@ -60,14 +60,24 @@ absl::StatusOr<WatchEvent> ParseWatchEvent(std::string_view line) {
 }
 
 void Cancellation::Cancel() {
-  std::map<int, std::function<void()>> callbacks;
-  {
-    absl::MutexLock lock(&mu_);
-    if (cancelled_) return;
-    cancelled_ = true;
-    callbacks = callbacks_;
+  mu_.Lock();
+  if (cancelled_) {
+    mu_.Unlock();
+    return;
   }
-  for (auto& [id, fn] : callbacks) fn();
+  cancelled_ = true;
+  canceller_ = std::this_thread::get_id();
+  // One callback at a time, outside the lock, each taken out of the map first: Unsubscribe of a callback not yet
+  // run drops it, and Unsubscribe of the one running waits for it (its owner may free what it captured).
+  while (!callbacks_.empty()) {
+    auto callback = callbacks_.extract(callbacks_.begin());
+    running_ = callback.key();
+    mu_.Unlock();
+    callback.mapped()();
+    mu_.Lock();
+  }
+  running_ = 0;
+  mu_.Unlock();
 }
 
 bool Cancellation::IsCancelled() const {
@@ -91,6 +101,9 @@ int Cancellation::Subscribe(std::function<void()> fn) {
 void Cancellation::Unsubscribe(int handle) {
   absl::MutexLock lock(&mu_);
   callbacks_.erase(handle);
+  if (canceller_ == std::this_thread::get_id()) return;  // from inside a callback: its own, never waited for
+  auto done = [this, handle]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_ != handle; };
+  mu_.Await(absl::Condition(&done));
 }
 
 absl::Status StatusFromHttp(int code, std::string_view body) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +58,8 @@ class Cancellation {
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   int next_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<int, std::function<void()>> callbacks_ ABSL_GUARDED_BY(mu_);
+  int running_ ABSL_GUARDED_BY(mu_) = 0;               // the callback Cancel is running now; 0: none
+  std::thread::id canceller_ ABSL_GUARDED_BY(mu_);  // the thread running it
 };
 
 // Called for each watch event, in order; return false to end the watch (Watch then returns OK).
