@@ -206,7 +206,7 @@ void FakeApiServer::Serve(int fd) {
       std::string name = absl::AsciiStrToLower(lines[i].substr(0, colon));
       std::string value(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
       req.headers[name] = value;
-      if (name == "content-length") absl::SimpleAtoi(value, &content_length);
+      if (name == "content-length" && !absl::SimpleAtoi(value, &content_length)) content_length = 0;
     }
     req.body = data.substr(header_end + 4);
     while (req.body.size() < content_length) {
@@ -270,7 +270,7 @@ void FakeApiServer::Handle(const HttpRequest& req, HttpResponder& out) {
   }
   int64_t from = 0;
   std::string rv = req.query.count("resourceVersion") ? req.query.at("resourceVersion") : "";
-  absl::SimpleAtoi(rv, &from);
+  if (!absl::SimpleAtoi(rv, &from)) from = 0;  // none or not a number: from the start
   out.StartStream();
   if (!rv.empty() && from < compacted_) {
     out.SendLine(nlohmann::json{{"type", "ERROR"},

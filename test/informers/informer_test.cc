@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #include "controller/clock.h"
@@ -126,9 +127,9 @@ TEST_F(InformerTest, GoneInTheStreamRelists) {
 }
 
 TEST_F(InformerTest, GoneAsHttpStatusRelists) {
-  int watches = 0;
-  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
-    if (req.query.count("watch") == 0 || ++watches > 1) return false;
+  auto watches = std::make_shared<std::atomic<int>>(0);  // outlives the test: a late request may still come in
+  server_.SetInterceptor([watches](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") == 0 || ++*watches > 1) return false;
     out.Respond(410, R"({"kind":"Status","code":410,"reason":"Gone","message":"too old"})");
     return true;
   });
@@ -171,9 +172,9 @@ TEST_F(InformerTest, GoneOnEveryWatchBacksOffInsteadOfSpinning) {
 }
 
 TEST_F(InformerTest, ServerErrorsBackOffAndRecover) {
-  int lists = 0;
-  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
-    if (req.query.count("watch") > 0 || ++lists > 2) return false;
+  auto lists = std::make_shared<std::atomic<int>>(0);  // outlives the test: a late request may still come in
+  server_.SetInterceptor([lists](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") > 0 || ++*lists > 2) return false;
     out.Respond(500, R"({"kind":"Status","code":500,"message":"etcd is sad"})");
     return true;
   });
@@ -270,11 +271,10 @@ class RestartCounter : public InformerObserver {
 };
 
 TEST_F(InformerTest, AnEndlessWatchLineRelistsAfterABackoffWithBoundedMemory) {
-  std::atomic<int64_t> sent{0};
-  auto endless = FakeApiServer::EndlessWatchLine(&sent);
-  std::atomic<int> watches{0};
-  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
-    if (req.query.count("watch") == 0 || ++watches > 1) return false;
+  auto endless = FakeApiServer::EndlessWatchLine();
+  auto watches = std::make_shared<std::atomic<int>>(0);  // outlives the test: a late request may still come in
+  server_.SetInterceptor([watches, endless](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") == 0 || ++*watches > 1) return false;
     return endless(req, out);
   });
   KubeConfig config;
@@ -301,9 +301,9 @@ TEST_F(InformerTest, AnEndlessWatchLineRelistsAfterABackoffWithBoundedMemory) {
 }
 
 TEST_F(InformerTest, MalformedEventsAreSkippedNotFatal) {
-  int watches = 0;
-  server_.SetInterceptor([&](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
-    if (req.query.count("watch") == 0 || ++watches > 1) return false;
+  auto watches = std::make_shared<std::atomic<int>>(0);  // outlives the test: a late request may still come in
+  server_.SetInterceptor([watches](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("watch") == 0 || ++*watches > 1) return false;
     out.StartStream();
     out.SendLine(R"({"type":"ADDED","object":{"metadata":{}}})");  // no name
     out.SendLine("this is not json");

@@ -12,12 +12,13 @@
 namespace liken::testing {
 
 // One allocation result: request name and device name (driver liken.sh, pool = node unless given).
+// Every member past the first two has an initializer, so `{request, device}` leaves the rest to their defaults.
 struct TestResult {
   std::string request;
   std::string device;
-  std::string pool;    // empty: the node name passed to ClaimJson
+  std::string pool{};  // empty: the node name passed to ClaimJson
   std::string driver = "liken.sh";
-  std::string share_id;  // empty: none
+  std::string share_id{};  // empty: none
 };
 
 // A ResourceClaim as the API server returns it; `allocated` false leaves status.allocation out.
