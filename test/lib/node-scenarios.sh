@@ -299,5 +299,12 @@ node_scenario_delivered_nodes_read() {
   done
   got=$(k exec read-display -- sh -c 'head -c 16 /dev/dri/card0 | od -An -tx1 | tr -d " \n"' 2>&1)
   expect_eq "read-display: card0 (1:5) reads zeros" "00000000000000000000000000000000" "$got"
+  # The claim's device metadata file, mounted by the runtime from the claim's CDI spec (request "dev").
+  got=$(k exec read-serial -- cat /var/run/kubernetes.io/dra-device-attributes/resourceclaims/read-serial/dev/liken.sh-metadata.json 2>&1 |
+    jq -rs '.[0] as $m | $m.requests[0].devices[0].attributes as $a |
+      [$m.apiVersion, $m.metadata.name, $m.requests[0].name, ($a["liken.sh/devicePaths"].strings | sort | join(",")),
+       $a["liken.sh/usbBusNumber"].int, $a["liken.sh/usbDeviceNumber"].int] | map(tostring) | join(" ")' 2>&1)
+  expect_eq "read-serial: the container reads its device metadata (version, claim, request, nodes, USB bus and device)" \
+    "metadata.resource.k8s.io/v1beta1 read-serial dev /dev/bus/usb/001/002,/dev/ttyUSB0 1 2" "$got"
   delete_pods read-display read-serial
 }
