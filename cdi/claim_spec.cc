@@ -16,7 +16,7 @@ Spec MakeClaimSpec(absl::string_view claim_uid, const std::vector<ClaimDevice>& 
   Spec spec;
   spec.kind = kClaimSpecKind;
   for (const auto& d : devices) {
-    spec.devices.push_back({ClaimDeviceName(claim_uid, d.device_name), ContainerEdits{d.nodes}});
+    spec.devices.push_back({ClaimDeviceName(claim_uid, d.device_name), ContainerEdits{d.nodes, {}}});
   }
   spec.cdi_version = MinimumCdiVersion(spec);
   return spec;

@@ -528,9 +528,11 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       }
     }
     const bool changed = updated.has_value();
-    const auto ensure_metadata = [&](const PreparedClaim& claim, bool check_content) {
+    const auto ensure_metadata = [&, &claim_uid = uid](const PreparedClaim& claim, bool check_content) {
       if (auto m = EnsureMetadata(claim, check_content); !m.ok()) {
-        if (first_error.ok()) first_error = Annotate(m, absl::StrCat("write device metadata of claim ", uid, ": "));
+        if (first_error.ok()) {
+          first_error = Annotate(m, absl::StrCat("write device metadata of claim ", claim_uid, ": "));
+        }
         return false;
       }
       return true;

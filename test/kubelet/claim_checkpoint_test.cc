@@ -24,7 +24,7 @@ PreparedClaim SampleClaim(const std::string& uid) {
   c.ref = {"ns", uid, "serial"};
   c.results.push_back({{"port"}, "node-a", "usb-1-2-1-0", {"liken.sh/device=" + uid + "-usb-1-2-1-0"}, "share-1"});
   auto d = ::liken::testing::UsbSerial("/sys/devices/pci0000:00/usb1/1-2");
-  c.delivered.push_back({d.name, d.nodes, d.usb_interfaces, d.sysfs_path});
+  c.delivered.push_back({d.name, d.nodes, d.usb_interfaces, d.sysfs_path, {}});
   return c;
 }
 
