@@ -8,26 +8,14 @@
 
 #include "informers/kube_config.h"
 #include "informers/rest_client.h"
+#include "test/informers/test_certificate.h"
 
 namespace {
-
-constexpr char kCertPem[] = R"(-----BEGIN CERTIFICATE-----
-MIIBgDCCASegAwIBAgIUN/tH1cvfcV19wwY7htvZLHzkdvMwCgYIKoZIzj0EAwIw
-FTETMBEGA1UEAwwKbGlrZW4tdGVzdDAgFw0yNjEyMDExMzE3NTlaGA8yMTI2MTEw
-NzEzMTc1OVowFTETMBEGA1UEAwwKbGlrZW4tdGVzdDBZMBMGByqGSM49AgEGCCqG
-SM49AwEHA0IABBTkl8m+OYrOZ2UQBYkPu9CdVRtvbma1h4rgewvyI8FYWg3/b8m+
-qR+2/Dr/vKsFl4o571/OuJUuj+4FLHXgMyijUzBRMB0GA1UdDgQWBBQzvD3lQenw
-86p+9+dcjN5bLwoBATAfBgNVHSMEGDAWgBQzvD3lQenw86p+9+dcjN5bLwoBATAP
-BgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCIFcR1yUaCs7+Fm5hf4sb
-taEs4q8oAx7Pr5A/3E89Ath/AiBP+BUSxaDYQF5rQ7veiasPDjs+drxaAE792I6g
-vEuTWQ==
------END CERTIFICATE-----
-)";
 
 absl::StatusOr<std::string> ReadFixed(const std::string& path) {
   if (path.find("missing") != std::string::npos) return absl::NotFoundError("no such file");
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, "token") == 0) return std::string("tok\n");
-  return std::string(kCertPem);
+  return std::string(::liken::testing::kTestCertPem);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "informers/rest_client.h"
+#include "test/informers/test_certificate.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -31,18 +32,7 @@ std::string TempDir() {
 void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 // A self-signed test certificate with its key, and a key of another pair (made for these tests only).
-constexpr char kTestCertPem[] = R"(-----BEGIN CERTIFICATE-----
-MIIBgDCCASegAwIBAgIUN/tH1cvfcV19wwY7htvZLHzkdvMwCgYIKoZIzj0EAwIw
-FTETMBEGA1UEAwwKbGlrZW4tdGVzdDAgFw0yNjEyMDExMzE3NTlaGA8yMTI2MTEw
-NzEzMTc1OVowFTETMBEGA1UEAwwKbGlrZW4tdGVzdDBZMBMGByqGSM49AgEGCCqG
-SM49AwEHA0IABBTkl8m+OYrOZ2UQBYkPu9CdVRtvbma1h4rgewvyI8FYWg3/b8m+
-qR+2/Dr/vKsFl4o571/OuJUuj+4FLHXgMyijUzBRMB0GA1UdDgQWBBQzvD3lQenw
-86p+9+dcjN5bLwoBATAfBgNVHSMEGDAWgBQzvD3lQenw86p+9+dcjN5bLwoBATAP
-BgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCIFcR1yUaCs7+Fm5hf4sb
-taEs4q8oAx7Pr5A/3E89Ath/AiBP+BUSxaDYQF5rQ7veiasPDjs+drxaAE792I6g
-vEuTWQ==
------END CERTIFICATE-----
-)";
+using ::liken::testing::kTestCertPem;
 constexpr char kTestKeyPem[] = R"(-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgS7o0bBc0VzPLJONf
 M4P2TnTUe2xStWrA3OoC6DMK2KmhRANCAAQU5JfJvjmKzmdlEAWJD7vQnVUbb25m
