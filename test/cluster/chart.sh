@@ -9,7 +9,7 @@ FAILURES=0
 pass() { echo "ok   $*"; }
 fail() { echo "FAIL $*"; FAILURES=$((FAILURES + 1)); }
 WORK=$(mktemp -d)
-trap '"$REPO/hack/local-cluster.sh" down >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+trap '[ "${LIKEN_KEEP:-0}" = 1 ] || "$REPO/hack/local-cluster.sh" down >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 
 eval "$("$REPO/hack/local-cluster.sh" up)"
 helm() { "$LIKEN_K8S_BIN/helm" "$@"; }
@@ -62,6 +62,72 @@ out=$(slice node-b | d create -f - 2>&1) && fail "the node's driver wrote anothe
   { grep -q "may not write ResourceSlices" <<<"$out" && pass "another node's slice is refused by the admission policy" ||
     fail "refused for another reason: $out"; }
 d delete resourceslice node-a-liken.sh >/dev/null && pass "it deletes its own slice" || fail "cannot delete own slice"
+
+# status.devices: the driver reports on claims allocated on its own node only. Claims allocated by the admin (as the
+# scheduler would): own-node on node-a (a liken.sh device and another driver's), other-node on node-b.
+allocate() { # CLAIM NODE
+  k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: $1, namespace: default}
+spec: {devices: {requests: [{name: r, exactly: {deviceClassName: any.liken.sh}}]}}
+YAML
+  k patch resourceclaim "$1" -n default --subresource=status --type=merge -p "$(jq -cn --arg n "$2" '{status: {allocation: {
+    devices: {results: [{request: "r", driver: "liken.sh", pool: $n, device: "dev-0"},
+                        {request: "r", driver: "other.example.com", pool: $n, device: "dev-0"}]},
+    nodeSelector: {nodeSelectorTerms: [{matchFields: [{key: "metadata.name", operator: "In", values: [$n]}]}]}}}}')" >/dev/null
+}
+# apply_status CLAIM NODE DRIVER [UID] [ENTRIES]: the driver's server-side apply of status.devices, as the daemon sends
+# it (fieldManager liken.sh); prints the HTTP code, the body goes to $WORK/apply.json.
+apply_status() {
+  local entries=${5-$(jq -cn --arg n "$2" --arg d "$3" '[{driver: $d, pool: $n, device: "dev-0", data: {devicePaths: ["/dev/x"]},
+    conditions: [{type: "Ready", status: "True", reason: "Prepared", message: "", lastTransitionTime: "2026-01-01T00:00:00Z"}]}]')}
+  jq -cn --arg c "$1" --arg u "${4:-}" --argjson e "$entries" '{apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim",
+    metadata: ({name: $c, namespace: "default"} + (if $u == "" then {} else {uid: $u} end)), status: {devices: $e}}' |
+    curl -sS --cacert "$LIKEN_CLUSTER_DIR/pki/ca.crt" -H "Authorization: Bearer $token" -X PATCH \
+      -H 'Content-Type: application/apply-patch+yaml' --data-binary @- -o "$WORK/apply.json" -w '%{http_code}' \
+      "$server/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/$1/status?fieldManager=liken.sh&force=true"
+}
+entries() { k get resourceclaim "$1" -n default -o json | jq -r '[.status.devices[]? | "\(.driver)/\(.pool)/\(.device)"] | join(" ")'; }
+allocate own-node node-a
+allocate other-node node-b
+code=$(apply_status own-node node-a liken.sh)
+[ "$code" = 200 ] && [ "$(entries own-node)" = "liken.sh/node-a/dev-0" ] &&
+  pass "the driver writes status.devices of a claim allocated on its own node (server-side apply)" ||
+  fail "own-node status write: HTTP $code $(jq -r .message "$WORK/apply.json" 2>/dev/null | head -c 300)"
+code=$(apply_status other-node node-b liken.sh)
+# The API server refuses with 422 (Invalid, a Forbidden cause on status.devices), not 403: the check runs in validation.
+[ "$code" = 422 ] && grep -q 'requires resource=\\"resourceclaims/driver\\", verb=\\"\[arbitrary-node:patch\]' "$WORK/apply.json" &&
+  [ -z "$(entries other-node)" ] &&
+  pass "status.devices of a claim allocated on another node is refused (only arbitrary-node:patch would allow it)" ||
+  fail "other-node status write: HTTP $code $(jq -r .message "$WORK/apply.json" 2>/dev/null | head -c 300)"
+good_token=$token
+token=$(k -n liken-system create token liken-dra) # the same account, a token bound to no pod (no node)
+code=$(apply_status own-node node-a liken.sh "" '[]')
+[ "$code" = 422 ] && grep -q 'arbitrary-node:patch\]' "$WORK/apply.json" &&
+  pass "a token of the same account bound to no pod's node cannot write status.devices" ||
+  fail "unbound token status write: HTTP $code $(jq -r .message "$WORK/apply.json" 2>/dev/null | head -c 300)"
+token=$good_token
+code=$(apply_status own-node node-a other.example.com)
+[ "$code" = 422 ] && grep -q '\\"other.example.com\\" is forbidden' "$WORK/apply.json" &&
+  pass "another driver's entries on its own node are refused (resourceNames: liken.sh)" ||
+  fail "another driver's entry: HTTP $code $(jq -r .message "$WORK/apply.json" 2>/dev/null | head -c 300)"
+k patch resourceclaim own-node -n default --subresource=status --type=json --field-manager=other-driver \
+  -p '[{"op": "add", "path": "/status/devices/-", "value": {"driver": "other.example.com", "pool": "node-a", "device": "dev-0"}}]' >/dev/null
+code=$(apply_status own-node node-a liken.sh "" '[]')
+[ "$code" = 200 ] && [ "$(entries own-node)" = "other.example.com/node-a/dev-0" ] &&
+  pass "applying no entries removes the driver's own and keeps another driver's" ||
+  fail "clearing: HTTP $code, entries now [$(entries own-node)]"
+code=$(apply_status own-node node-a liken.sh "0c1f8a5e-0000-4000-8000-000000000000")
+[ "$code" = 422 ] && grep -q 'metadata.uid' "$WORK/apply.json" && [ "$(entries own-node)" = "other.example.com/node-a/dev-0" ] &&
+  pass "the claim's UID in the apply guards it (422 on metadata.uid for a claim recreated under its name)" ||
+  fail "apply with a wrong UID: HTTP $code"
+[ "$(can_i 'arbitrary-node:patch' resourceclaims/liken.sh --subresource=driver -n default)" = no ] &&
+  [ "$(can_i 'associated-node:patch' resourceclaims/liken.sh --subresource=driver -n default)" = yes ] &&
+  [ "$(can_i update resourceclaims --subresource=status -A)" = no ] &&
+  ! grep -Eq '^ *verbs:.*arbitrary-node' "$WORK/all.yaml" &&
+  pass "RBAC: associated-node:patch of resourceclaims/driver liken.sh and status patch only; no arbitrary-node verb" ||
+  fail "RBAC for status.devices is not exactly associated-node:patch"
 [ "$(can_i delete pods -A)" = no ] && pass "RBAC: no pod deletion" || fail "RBAC allows deleting pods"
 [ "$(can_i create resourceclaims -A)" = no ] && pass "RBAC: no claim writes" || fail "RBAC allows writing claims"
 [ "$(can_i list pods -A)" = yes ] && pass "RBAC: reads pods" || fail "RBAC cannot read pods"
