@@ -43,6 +43,11 @@ absl::StatusOr<ResourceClaim> ParseResourceClaim(const nlohmann::json& j) {
         }
       }
     }
+    // Entries are written by drivers, not read by prepare: a malformed list leaves `devices` empty instead of
+    // making the claim unusable.
+    if (auto devices = ParseAllocatedDeviceStatuses(status.value("devices", nlohmann::json())); devices.ok()) {
+      claim.devices = *std::move(devices);
+    }
     if (status.contains("reservedFor") && status["reservedFor"].is_array()) {
       for (const auto& r : status["reservedFor"]) {
         claim.reserved_for.push_back(

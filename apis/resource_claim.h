@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "apis/device_status.h"
 #include "apis/object_meta.h"
 
 namespace liken::apis {
@@ -34,6 +35,7 @@ struct ResourceClaim {
   bool allocated = false;  // status.allocation is present
   std::vector<DeviceRequestAllocationResult> results;
   std::vector<ResourceClaimConsumerReference> reserved_for;
+  std::vector<AllocatedDeviceStatus> devices;  // status.devices, every driver's
   nlohmann::json raw = nlohmann::json::object();
 
   // The allocation results for `driver` in pool `pool`, in allocation order. Thread-safe (const).

@@ -20,11 +20,14 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cmd/claim_status_feed.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/termination_signal.h"
 #include "informers/forwarding_handler.h"
 #include "common/log.h"
+#include "controller/claim_status_controller.h"
+#include "controller/claim_status_metrics.h"
 #include "controller/clock.h"
 #include "controller/metrics.h"
 #include "controller/slice_controller.h"
@@ -170,6 +173,11 @@ int RunCommand(int argc, char** argv) {
 
   std::unique_ptr<discovery::Scanner> scanner = discovery::NewSysfsScanner(*scan_options);
   informers::ClaimCache claims(client->get(), clock.get(), node, &metrics);
+  // status.devices of the claims prepared here: fed by the plugin and each scan, written by its own worker.
+  controller::ClaimStatusMetrics status_metrics(*metrics.registry());
+  controller::ClaimStatusController statuses(discovery::kDriverName, node, client->get(), &claims, clock.get(),
+                                             &status_metrics);
+  ClaimStatusFeed status_feed(node, &statuses);
 
   kubelet::KubeletPluginOptions plugin_options;
   plugin_options.node_name = node;
@@ -178,6 +186,7 @@ int RunCommand(int argc, char** argv) {
   plugin_options.pod_uid = flags->Get("pod-uid", Env("POD_UID"));
   plugin_options.sysfs_root = scan_options->sysfs_root;
   plugin_options.shutdown_grace = kShutdownGrace;
+  plugin_options.claim_listener = &status_feed;
   kubelet::KubeletPlugin plugin(plugin_options, scanner.get(), &claims, &metrics);
 
   controller::WorkQueue queue(clock.get(),
@@ -213,6 +222,7 @@ int RunCommand(int argc, char** argv) {
     if (auto scan = last.Get()) {
       auto refreshed = plugin.RefreshPreparedClaims(scan->inventory, scan->started);
       if (!refreshed.ok()) LogWarning("claim refresh failed", {{"error", refreshed.status().ToString()}});
+      status_feed.OnInventory(scan->inventory);
     }
   });
   controller::Coalescer coalescer(clock.get(), absl::Milliseconds(50), absl::Milliseconds(250),
@@ -237,11 +247,13 @@ int RunCommand(int argc, char** argv) {
     slices.Stop();  // ends WaitForSync below, and a list or watch in flight
   });
   claims.Start();
+  statuses.Start();
   if (absl::Status s = plugin.Start(); !s.ok()) {
     LogError("kubelet plugin did not start", {{"error", s.ToString()}});
     termination.Close();  // its callback touches what is about to be destroyed
     api_stop.Cancel();
     slices.Stop();
+    statuses.Stop();
     claims.Stop();
     return 1;
   }
@@ -277,6 +289,7 @@ int RunCommand(int argc, char** argv) {
   plugin_stopped.WaitForNotificationWithTimeout(kShutdownGrace);
   api_stop.Cancel();
   reconcile.Stop();
+  statuses.Stop();
   claims.Stop();
   plugin_stopper.join();
   metrics_stopper.join();

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <set>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "controller/rate_limiter.h"
@@ -200,7 +201,7 @@ absl::Status ClaimCache::SyncClaim(const std::string& key) {
   bool used = UsedByPodOnNode(key);
   absl::MutexLock lock(&mu_);
   if (used) {
-    claims_[key] = Slim(*std::move(claim));
+    StoreLocked(key, *std::move(claim));
   } else {
     claims_.erase(key);
   }
@@ -232,6 +233,25 @@ absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace
     queue_.Add(key);
   }
   return claim;
+}
+
+void ClaimCache::Remember(const apis::ResourceClaim& claim) {
+  const std::string key = claim.metadata.namespace_name + "/" + claim.metadata.name;
+  if (!UsedByPodOnNode(key)) return;
+  absl::MutexLock lock(&mu_);
+  StoreLocked(key, claim);
+}
+
+void ClaimCache::StoreLocked(const std::string& key, apis::ResourceClaim claim) {
+  auto it = claims_.find(key);
+  if (it != claims_.end() && it->second->metadata.uid == claim.metadata.uid) {
+    uint64_t cached = 0, offered = 0;
+    if (absl::SimpleAtoi(it->second->metadata.resource_version, &cached) &&
+        absl::SimpleAtoi(claim.metadata.resource_version, &offered) && cached > offered) {
+      return;  // a write's answer or a fetch already brought a newer copy
+    }
+  }
+  claims_[key] = Slim(std::move(claim));
 }
 
 std::vector<std::string> ClaimCache::CachedKeys() const {

@@ -49,6 +49,11 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
   absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name,
                                           const std::string& uid) override;
 
+  // ClaimLookup: replaces the cached copy with `claim` (the answer to a write of this process) when a pod on
+  // this node names it and the cached copy is not newer (numeric resourceVersions compared; others replace).
+  // Thread-safe.
+  void Remember(const apis::ResourceClaim& claim) override;
+
   // Keys ("namespace/name") of the cached claims, sorted. Thread-safe.
   std::vector<std::string> CachedKeys() const;
 
@@ -69,6 +74,8 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
   absl::Status SyncClaim(const std::string& key);
   bool ProcessOne(std::optional<std::string> key);
   bool UsedByPodOnNode(const std::string& key) const;
+  // Caches `claim` under `key` unless the cached copy of the same claim is newer.
+  void StoreLocked(const std::string& key, apis::ResourceClaim claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   KubeClient* const client_;
   Informer pods_;

@@ -17,6 +17,9 @@ class ClaimLookup {
   // the API server; an empty `uid` accepts any. NotFound when the claim does not exist. Thread-safe.
   virtual absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name,
                                                   const std::string& uid) = 0;
+  // Takes `claim` as the API server returned it from a write of this process, so later lookups see that write
+  // without reading the claim again. Default: ignored. Thread-safe.
+  virtual void Remember(const apis::ResourceClaim& claim) {}
 };
 
 }  // namespace liken::informers

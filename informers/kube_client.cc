@@ -198,6 +198,9 @@ std::string ResourceSlicePath(const std::string& name) { return ResourceSlicesPa
 std::string ResourceClaimPath(const std::string& ns, const std::string& name) {
   return absl::StrCat("/apis/resource.k8s.io/v1/namespaces/", ns, "/resourceclaims/", name);
 }
+std::string ResourceClaimStatusPath(const std::string& ns, const std::string& name) {
+  return ResourceClaimPath(ns, name) + "/status";
+}
 std::string PodsPath() { return "/api/v1/pods"; }
 std::string NodePath(const std::string& name) { return "/api/v1/nodes/" + name; }
 

@@ -110,6 +110,14 @@ class KubeClient {
   virtual absl::StatusOr<nlohmann::json> Create(const std::string& path, const nlohmann::json& object) = 0;
   // PUTs `object` to the object `path` (its metadata.resourceVersion guards the write). Thread-safe.
   virtual absl::StatusOr<nlohmann::json> Update(const std::string& path, const nlohmann::json& object) = 0;
+  // PATCHes the object `path` with `body`, sent as `content_type` ("application/apply-patch+yaml": server-side
+  // apply; "application/merge-patch+json"), with the URL query `query` (without '?', e.g.
+  // "fieldManager=liken.sh&force=true"); returns the object the server stored. Not retried after a transport
+  // error. Clients that cannot patch return Unimplemented. Thread-safe.
+  virtual absl::StatusOr<nlohmann::json> Patch(const std::string& path, const std::string& query,
+                                               const std::string& content_type, const nlohmann::json& body) {
+    return absl::UnimplementedError("this client does not patch");
+  }
   // DELETEs the object at `path`; with `uid` set, only if the object still has that UID. Thread-safe.
   virtual absl::Status Delete(const std::string& path, const std::string& uid = "") = 0;
   // Streams events of the collection `path` to `handler` until the server ends the stream (OK), the
@@ -164,6 +172,7 @@ bool IsConflict(const absl::Status& status);
 std::string ResourceSlicesPath();
 std::string ResourceSlicePath(const std::string& name);
 std::string ResourceClaimPath(const std::string& namespace_name, const std::string& name);
+std::string ResourceClaimStatusPath(const std::string& namespace_name, const std::string& name);
 std::string PodsPath();
 std::string NodePath(const std::string& name);
 

@@ -154,6 +154,11 @@ class RestClient final : public KubeClient {
     return JsonCall(http::methods::PUT, path, "", &object, false, nullptr);
   }
 
+  absl::StatusOr<nlohmann::json> Patch(const std::string& path, const std::string& query,
+                                       const std::string& content_type, const nlohmann::json& body) override {
+    return JsonCall(http::methods::PATCH, path, query, &body, false, nullptr, content_type);
+  }
+
   absl::Status Delete(const std::string& path, const std::string& uid) override {
     nlohmann::json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
     if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
@@ -228,11 +233,11 @@ class RestClient final : public KubeClient {
 
   // One HTTP exchange; transport failures become Unavailable, a raised flag Cancelled.
   absl::StatusOr<Reply> Exchange(const http::method& method, const std::string& path_and_query,
-                                 const std::string* payload, CallScope& scope) {
+                                 const std::string* payload, const std::string& content_type, CallScope& scope) {
     auto token = BearerToken();
     if (!token.ok()) return token.status();
     http::http_request req = NewRequest(method, path_and_query, *token);
-    if (payload != nullptr) req.set_body(*payload, "application/json");
+    if (payload != nullptr) req.set_body(*payload, content_type);
     try {
       http::http_response resp = client_.request(req, scope.token()).get();
       Reply reply;
@@ -255,7 +260,8 @@ class RestClient final : public KubeClient {
 
   absl::StatusOr<nlohmann::json> JsonCall(const http::method& method, const std::string& path,
                                           const std::string& query, const nlohmann::json* body, bool idempotent,
-                                          Cancellation* cancel) {
+                                          Cancellation* cancel,
+                                          const std::string& content_type = "application/json") {
     if (absl::Status s = ValidateApiPath(path); !s.ok()) return s;
     const std::string path_and_query = query.empty() ? path : path + "?" + query;
     std::string payload;
@@ -271,7 +277,7 @@ class RestClient final : public KubeClient {
     absl::Status last;
     for (int attempt = 0; attempt <= config_.max_retries; ++attempt) {
       if (!scope.Sleep(clock_, bucket_.Reserve())) return CancelledCall(path);
-      auto reply = Exchange(method, path_and_query, body != nullptr ? &payload : nullptr, scope);
+      auto reply = Exchange(method, path_and_query, body != nullptr ? &payload : nullptr, content_type, scope);
       absl::Duration wait = backoff;
       backoff = std::min(backoff * 2, absl::Seconds(10));
       if (!reply.ok()) {

@@ -129,6 +129,9 @@ void ClaimPreparer::SweepLocked() {
 void ClaimPreparer::SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) {
   const bool was = slot.prepared.has_value();
   const bool is = claim.has_value();
+  if (listener_ != nullptr && (was || is)) {
+    listener_->OnPreparedClaimChanged(is ? claim->ref : slot.prepared->ref, is ? &*claim : nullptr);
+  }
   absl::MutexLock lock(&devices_mu_);
   if (slot.prepared) {
     for (const auto& d : slot.prepared->delivered) {

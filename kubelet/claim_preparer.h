@@ -45,6 +45,7 @@
 #include "kubelet/device_metadata_writer.h"
 #include "kubelet/plugin_observer.h"
 #include "kubelet/prepared_claim.h"
+#include "kubelet/prepared_claim_listener.h"
 #include "kubelet/usb_rebinder.h"
 
 namespace liken::kubelet {
@@ -66,6 +67,10 @@ class ClaimPreparer {
   ClaimPreparer(std::string node_name, informers::ClaimLookup* lookup, DeviceCatalog* catalog,
                 const cdi::ClaimSpecStore* specs, const ClaimCheckpoint* checkpoint, UsbRebinder* rebinder,
                 PluginObserver* observer, const DeviceMetadataStore* metadata = nullptr);
+
+  // Tells `listener` (borrowed; null: none) of every change of the prepared claims. Call before Recover.
+  // Not thread-safe.
+  void SetListener(PreparedClaimListener* listener) { listener_ = listener; }
 
   // Start-up recovery, before serving: reloads claims prepared in this boot and restores their CDI specs,
   // forgets claims of an earlier boot, and removes liken specs no record accounts for. Fails only when the
@@ -136,6 +141,7 @@ class ClaimPreparer {
   UsbRebinder* const rebinder_;
   PluginObserver* const observer_;
   const DeviceMetadataStore* const metadata_;  // null: off
+  PreparedClaimListener* listener_ = nullptr;  // set before serving; then read-only
 
   // Lock order: a slot's mu may be taken while holding table_mu_ only with TryLock; holders of a slot's mu
   // never take table_mu_. devices_mu_ is a leaf.

@@ -66,6 +66,7 @@ absl::Status KubeletPlugin::StartLocked() {
 
   preparer_ = std::make_unique<ClaimPreparer>(options_.node_name, lookup_, &catalog_, &specs_, checkpoint_.get(),
                                               rebinder_.get(), observer_, metadata_.get());
+  preparer_->SetListener(options_.claim_listener);
   if (auto st = preparer_->Recover(); !st.ok()) return st;
 
   dra_services_.push_back(NewDraV1Service(preparer_.get()));

@@ -40,6 +40,7 @@ struct KubeletPluginOptions {
   absl::Duration health_resend_interval = absl::Seconds(20);
   absl::Duration health_timeout = absl::Seconds(60);
   absl::Duration shutdown_grace = absl::Seconds(10);  // in-flight calls get this long at Stop()
+  PreparedClaimListener* claim_listener = nullptr;  // borrowed; told of every change of the prepared claims
   bool device_metadata = true;  // write each claim's DeviceMetadata files and mount them (device_metadata_writer.h)
 };
 

@@ -308,3 +308,85 @@ node_scenario_delivered_nodes_read() {
     "metadata.resource.k8s.io/v1beta1 read-serial dev /dev/bus/usb/001/002,/dev/ttyUSB0 1 2" "$got"
   delete_pods read-display read-serial
 }
+
+# driver_testbed: the umockdev testbed of the running driver's container, as the node sees it (/proc/PID/root/...).
+driver_testbed() {
+  local cid pid
+  cid=$(k -n "$DRIVER_NS" get pod "$(driver_pod)" -o jsonpath='{.status.containerStatuses[0].containerID}' | sed 's|^.*://||')
+  pid=$(node_sh "crictl inspect --output go-template --template '{{.info.pid}}' $cid 2>/dev/null")
+  node_sh "ls -d /proc/$pid/root/tmp/umockdev.* | head -n 1"
+}
+# claim_device_status CLAIM: this driver's status.devices entries, "DEVICE Ready=STATUS/REASON PATH,PATH" per line.
+claim_device_status() {
+  k get resourceclaim "$1" -o json | jq -r '.status.devices[]? | select(.driver == "liken.sh") |
+    "\(.device) Ready=\(.conditions[]? | select(.type == "Ready") | "\(.status)/\(.reason)") \(.data.devicePaths | join(","))"'
+}
+claim_device_ready() { claim_device_status "$1" | grep -q " Ready=$2/"; }
+claim_device_status_empty() { [ -z "$(claim_device_status "$1")" ]; }
+# pod_resource_health POD NAME: the health of each device in the container's allocatedResourcesStatus entry NAME.
+pod_resource_health() {
+  k get pod "$1" -o json | jq -r --arg n "$2" \
+    '[.status.containerStatuses[0].allocatedResourcesStatus[]? | select(.name == $n) | .resources[]?.health] | join(" ")'
+}
+pod_resource_health_is() { [ "$(pod_resource_health "$1" "$2")" = "$3" ]; }
+
+# What the operator and the kubelet see of a device: a running pod holds the serial adapter (USB port 1-1) through
+# request `dev` of its claim. The claim's status.devices gets the driver's entry (Ready=True, the delivered /dev
+# nodes), and the pod's container shows `claim:dev/dev` Healthy in status.containerStatuses[].allocatedResourcesStatus.
+# The adapter is unplugged (its sysfs directories moved out of the driver container's umockdev testbed, as a hot
+# unplug removes them; noticed by the driver's periodic pass): the entry turns Ready=False (DeviceUnplugged) and the
+# pod's health Unhealthy. Plugged back: Ready=True and Healthy again. Deleting the pod unprepares the claim and the
+# driver removes its entries.
+node_scenario_status_and_health() {
+  local tb dev uid status
+  claim health-1 serial.liken.sh
+  workload_pod_yaml health-1 direct health-1 | sed 's/claims: \[{name: dev}\]/claims: [{name: dev, request: dev}]/' |
+    k apply -f - >/dev/null
+  wait_until 120 pod_running health-1 || { fail "health-1 $(pod_phase health-1): $(pod_scheduling health-1)"; return 1; }
+  dev=$(claim_devices health-1)
+  if wait_until 60 claim_device_ready health-1 True; then
+    status=$(claim_device_status health-1)
+    expect_eq "after prepare the claim's status.devices shows the device Ready with its delivered nodes" \
+      "$dev Ready=True/Prepared $(cdi_spec_nodes health-1 | awk '{ print $1 }' | paste -sd,)" "$status"
+  else
+    fail "no Ready=True entry in health-1's status.devices: [$(k get resourceclaim health-1 -o jsonpath='{.status.devices}' | head -c 400)]"
+  fi
+  echo "--- kubectl describe resourceclaim health-1 (status part)"
+  k describe resourceclaim health-1 | sed -n '/^Status:/,$p' | head -n 40
+  wait_until 60 pod_resource_health_is health-1 claim:dev/dev Healthy &&
+    pass "the pod's allocatedResourcesStatus shows claim:dev/dev Healthy" ||
+    fail "claim:dev/dev health before the unplug: [$(pod_resource_health health-1 claim:dev/dev)] $(k get pod health-1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' | head -c 300)"
+
+  tb=$(driver_testbed)
+  [ -n "$tb" ] || { fail "no umockdev testbed in the driver container"; return 1; }
+  node_sh "d=\$(find $tb/sys/devices -type d -path '*/usb1/1-1' | head -n 1) && [ -n \"\$d\" ] && mkdir -p $tb/unplugged &&
+    dirname \"\$d\" >$tb/unplugged/parent && mv \"\$d\" $tb/unplugged/ && mv $tb/sys/bus/usb/devices/1-1 $tb/sys/bus/usb/devices/1-1:* $tb/unplugged/" ||
+    { fail "could not unplug port 1-1 in the testbed"; return 1; }
+  if wait_until 60 claim_device_ready health-1 False; then
+    expect_eq "unplugged: the claim's entry turns Ready=False" "$dev Ready=False/DeviceUnplugged" \
+      "$(claim_device_status health-1 | awk '{ print $1, $2 }')"
+  else
+    fail "status.devices after the unplug: $(claim_device_status health-1)"
+  fi
+  wait_until 90 pod_resource_health_is health-1 claim:dev/dev Unhealthy &&
+    pass "unplugged: the pod's allocatedResourcesStatus shows claim:dev/dev Unhealthy" ||
+    fail "claim:dev/dev health after the unplug: [$(pod_resource_health health-1 claim:dev/dev)]"
+  echo "--- pod health-1 allocatedResourcesStatus while unplugged"
+  k get pod health-1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' | jq -c . || true
+
+  node_sh "p=\$(cat $tb/unplugged/parent) && mv $tb/unplugged/1-1 \"\$p\"/ && mv $tb/unplugged/1-1* $tb/sys/bus/usb/devices/ && rm -rf $tb/unplugged" ||
+    fail "could not plug port 1-1 back"
+  wait_until 60 claim_device_ready health-1 True && pass "plugged back: the entry is Ready=True again" ||
+    fail "status.devices after plugging back: $(claim_device_status health-1)"
+  wait_until 90 pod_resource_health_is health-1 claim:dev/dev Healthy &&
+    pass "plugged back: claim:dev/dev Healthy again" ||
+    fail "claim:dev/dev health after plugging back: [$(pod_resource_health health-1 claim:dev/dev)]"
+
+  uid=$(claim_uid health-1)
+  delete_pods health-1
+  wait_until 60 node_sh "[ ! -e '$CLAIMS_DIR/$uid.json' ]" || true
+  wait_until 60 claim_device_status_empty health-1 &&
+    pass "after the pod is deleted (unprepare) the claim's status.devices holds no liken.sh entry" ||
+    fail "entries left after unprepare: $(claim_device_status health-1)"
+  k delete resourceclaim health-1 --wait=false >/dev/null 2>&1 || true
+}

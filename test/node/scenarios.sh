@@ -81,6 +81,7 @@ scenario_unprepare_on_delete() { node_scenario_unprepare_on_delete; }
 scenario_render_shared_display_exclusive() { node_scenario_render_shared_display_exclusive; }
 scenario_startup_figure() { node_scenario_startup_figure; }
 scenario_usb_reenumerate() { node_scenario_usb_reenumerate; }
+scenario_status_and_health() { node_scenario_status_and_health; }
 scenario_restarts() { node_scenario_restarts helm_driver upgrade --set testRecording="$LAPTOP" --set verbosity=1; }
 scenario_cdi_dir_emptied() { node_scenario_cdi_dir_emptied; delete_pods keep-1; }
 scenario_delivered_nodes_read() {
@@ -99,7 +100,7 @@ scenario_down_leaves_nothing() {
     fail "left behind: $(echo "$out" | head -n 10 | paste -sd'|')"
 }
 
-ALL=(driver_ready claims_in_containers unprepare_on_delete render_shared_display_exclusive usb_reenumerate restarts
+ALL=(driver_ready claims_in_containers unprepare_on_delete render_shared_display_exclusive usb_reenumerate status_and_health restarts
   cdi_dir_emptied startup_figure delivered_nodes_read down_leaves_nothing)
 [ $# -gt 0 ] && ALL=("$@")
 

@@ -1,0 +1,122 @@
+// Keeps ResourceClaim status.devices current for the claims prepared on this node (sample-controller style):
+// the plugin's changes and each inventory only record what is wanted and enqueue the claim's key; one worker
+// syncs a key by comparing with the claim cache and, when they differ, writes the driver's entries with a
+// server-side apply of the status subresource. Prepare never waits for it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "apis/device_status.h"
+#include "controller/clock.h"
+#include "controller/workqueue.h"
+#include "informers/claim_lookup.h"
+#include "informers/kube_client.h"
+
+namespace liken::controller {
+
+// One device of this driver's pool held by a prepared claim.
+struct ClaimDevice {
+  std::string device;
+  std::optional<std::string> share_id;
+  std::vector<std::string> dev_paths;  // the /dev nodes delivered, in CDI spec order
+};
+
+// A claim prepared on this node and the devices it holds.
+struct PreparedClaimDevices {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::vector<ClaimDevice> devices;
+};
+
+// The entries this driver wants in a claim's status.devices: one per device, `Ready` True, or False with reason
+// DeviceUnplugged when `present` (null: unknown, all present) lacks the device; `data` lists the /dev nodes.
+// Transition times come from `current` (the entries the claim has) when the state is unchanged, else `now`.
+// Thread-safe.
+std::vector<apis::AllocatedDeviceStatus> DesiredDeviceStatuses(std::string_view driver, std::string_view pool,
+                                                               const PreparedClaimDevices& claim,
+                                                               const std::set<std::string>* present,
+                                                               const std::vector<apis::AllocatedDeviceStatus>& current,
+                                                               absl::Time now);
+
+// Receives the outcome of each status write (for metrics): "success", "conflict" or "error". Thread-safe.
+class ClaimStatusObserver {
+ public:
+  virtual ~ClaimStatusObserver() = default;
+  virtual void OnClaimStatusWrite(std::string_view result) = 0;
+};
+
+// The controller. Keys are "namespace/name". Thread-safe.
+class ClaimStatusController {
+ public:
+  // `client`, `claims` (the node's claim cache), `clock` and `observer` (may be null) must outlive it.
+  // `pool` is the node name: entries of this driver in another pool are never touched.
+  ClaimStatusController(std::string driver, std::string pool, informers::KubeClient* client,
+                        informers::ClaimLookup* claims, Clock* clock, ClaimStatusObserver* observer = nullptr);
+  ~ClaimStatusController();  // stops
+
+  ClaimStatusController(const ClaimStatusController&) = delete;
+  ClaimStatusController& operator=(const ClaimStatusController&) = delete;
+
+  // Handlers (quick, never block on the API): a claim is prepared here with these devices (replacing what
+  // was recorded for its key), or was unprepared (its entries are to be removed). Thread-safe.
+  void SetPrepared(PreparedClaimDevices claim);
+  void SetUnprepared(const std::string& namespace_name, const std::string& name, const std::string& uid);
+
+  // The names of the devices the node publishes now; enqueues every prepared claim (a sync writes only
+  // what changed). Thread-safe.
+  void SetPresentDevices(std::set<std::string> names);
+
+  // Starts the worker. Call once. Thread-safe.
+  void Start();
+
+  // Shuts the queue down and joins the worker (a write in flight finishes or is cancelled by the client's
+  // stop). Idempotent. Thread-safe.
+  void Stop();
+
+  // Makes the claim's entries match what is wanted: reads the claim (the cache, else one GET), and applies
+  // this driver's entries only when they differ. OK when nothing is left to do (also when the claim is gone
+  // or was replaced by one with another UID). Thread-safe.
+  absl::Status Sync(const std::string& key);
+
+  // Processes ready keys on the calling thread until none is ready (tests without Start). Returns how
+  // many were processed. Not to be mixed with a running worker.
+  int DrainForTest();
+
+  // Keys recorded as prepared, sorted. Thread-safe.
+  std::vector<std::string> PreparedKeys() const;
+
+ private:
+  // Syncs one key and decides its retry: OK forgets it; a refused write (400/422, e.g. the API server's
+  // per-driver authorization) is retried 5 times, then logged and dropped (the next change enqueues it
+  // again); anything else is retried with backoff.
+  bool ProcessOne(std::optional<std::string> key);
+  absl::Status Apply(const std::string& namespace_name, const std::string& name, const std::string& uid,
+                     const std::vector<apis::AllocatedDeviceStatus>& entries);
+
+  const std::string driver_;
+  const std::string pool_;
+  informers::KubeClient* const client_;
+  informers::ClaimLookup* const claims_;
+  Clock* const clock_;
+  ClaimStatusObserver* const observer_;
+  WorkQueue queue_;
+  std::thread worker_;
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, PreparedClaimDevices> prepared_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::set<std::string>> present_ ABSL_GUARDED_BY(mu_);
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace liken::controller

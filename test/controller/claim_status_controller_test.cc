@@ -1,0 +1,400 @@
+#include "controller/claim_status_controller.h"
+
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "controller/claim_status_metrics.h"
+#include "informers/claim_cache.h"
+#include "informers/rest_client.h"
+#include "test/controller/fake_clock.h"
+#include "test/informers/fake_api_server.h"
+#include "test/informers/test_util.h"
+
+namespace liken::controller {
+namespace {
+
+using liken::testing::DriveUntil;
+using liken::testing::FakeApiServer;
+using liken::testing::FakeClock;
+using liken::testing::HttpRequest;
+using liken::testing::HttpResponder;
+
+constexpr char kStatusPrefix[] = "/apis/resource.k8s.io/v1/namespaces/ns1/resourceclaims/";
+
+nlohmann::json Pod(const std::string& name, const std::string& claim) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "ns1"}}},
+          {"spec", {{"nodeName", "node-a"}, {"resourceClaims", {{{"name", "c"}, {"resourceClaimName", claim}}}}}}};
+}
+
+// A claim allocated two devices of node-a, and one of another driver that reported its own status entry.
+nlohmann::json Claim(const std::string& name) {
+  nlohmann::json claim = nlohmann::json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+      "metadata": {"namespace": "ns1"}, "spec": {},
+      "status": {"allocation": {"devices": {"results": [
+          {"request": "serial", "driver": "liken.sh", "pool": "node-a", "device": "usb-1-1"},
+          {"request": "gpu", "driver": "liken.sh", "pool": "node-a", "device": "pci-0000-00-02-0"},
+          {"request": "nic", "driver": "other.example.com", "pool": "node-a", "device": "eth0"}]}},
+        "devices": [{"driver": "other.example.com", "pool": "node-a", "device": "eth0",
+                     "conditions": [{"type": "Ready", "status": "True", "reason": "Up", "message": "",
+                                     "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]}})");
+  claim["metadata"]["name"] = name;
+  return claim;
+}
+
+PreparedClaimDevices Prepared(const std::string& name, const std::string& uid) {
+  return {"ns1", name, uid,
+          {{"usb-1-1", std::nullopt, {"/dev/bus/usb/001/003", "/dev/ttyUSB0"}},
+           {"pci-0000-00-02-0", std::nullopt, {"/dev/dri/renderD128"}}}};
+}
+
+// Counts the status writes by result.
+class RecordingObserver : public ClaimStatusObserver {
+ public:
+  void OnClaimStatusWrite(std::string_view result) override {
+    absl::MutexLock lock(&mu_);
+    ++counts_[std::string(result)];
+  }
+  int count(const std::string& result) {
+    absl::MutexLock lock(&mu_);
+    return counts_[result];
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, int> counts_ ABSL_GUARDED_BY(mu_);
+};
+
+class ClaimStatusControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    informers::KubeConfig config;
+    config.server = server_.url();
+    config.qps = 0;
+    config.max_retries = 0;
+    auto client = informers::NewRestClient(config, &clock_);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+    // Server-side apply of status.devices as the API server does it for one field manager: entries are merged
+    // by key; those the manager applied before and no longer lists are removed; the UID is a precondition.
+    server_.SetInterceptor([this](const HttpRequest& req, HttpResponder& out) {
+      if (req.method != "PATCH") return false;
+      absl::MutexLock lock(&mu_);
+      patches_.push_back(req);
+      if (fail_next_.has_value() || fail_always_ != 0) {
+        int code = fail_next_.value_or(fail_always_);
+        fail_next_.reset();
+        out.Respond(code, nlohmann::json{{"kind", "Status"}, {"code", code}, {"message", "injected"}}.dump());
+        return true;
+      }
+      std::string name = req.path.substr(std::string(kStatusPrefix).size());
+      name = name.substr(0, name.find('/'));
+      nlohmann::json stored = server_.Object("resourceclaims", "ns1/" + name);
+      nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+      if (stored.is_null()) {
+        out.Respond(404, R"({"kind":"Status","code":404})");
+        return true;
+      }
+      if (body["metadata"].value("uid", "") != stored["metadata"].value("uid", "")) {
+        out.Respond(422, R"({"kind":"Status","code":422,"message":"metadata.uid: field is immutable"})");
+        return true;
+      }
+      auto key = [](const nlohmann::json& d) {
+        return absl::StrCat(d.value("driver", ""), "/", d.value("pool", ""), "/", d.value("device", ""), "/",
+                            d.value("shareID", ""));
+      };
+      std::set<std::string>& owned = owned_[name];
+      nlohmann::json kept = nlohmann::json::array();
+      for (const auto& d : stored["status"].value("devices", nlohmann::json::array())) {
+        if (owned.count(key(d)) == 0) kept.push_back(d);
+      }
+      owned.clear();
+      for (const auto& d : body["status"]["devices"]) {
+        owned.insert(key(d));
+        kept.push_back(d);
+      }
+      stored["status"]["devices"] = kept;
+      server_.Upsert("resourceclaims", stored);
+      out.Respond(200, server_.Object("resourceclaims", "ns1/" + name).dump());
+      return true;
+    });
+    cache_ = std::make_unique<informers::ClaimCache>(client_.get(), &clock_, "node-a");
+    controller_ = std::make_unique<ClaimStatusController>("liken.sh", "node-a", client_.get(), cache_.get(), &clock_,
+                                                          &observer_);
+  }
+
+  void TearDown() override {
+    controller_.reset();
+    cache_->Stop();
+  }
+
+  // Creates claim `name` and a pod on node-a naming it; waits until the cache holds it. Returns its UID.
+  std::string AddClaim(const std::string& name) {
+    const std::string uid = absl::StrCat("uid-", name);
+    nlohmann::json claim = Claim(name);
+    claim["metadata"]["uid"] = uid;
+    server_.Upsert("resourceclaims", claim);
+    server_.Upsert("pods", Pod("pod-" + name, name));
+    if (!started_) {
+      cache_->Start();
+      EXPECT_TRUE(cache_->WaitForSync());
+      started_ = true;
+    }
+    DriveUntil(&clock_, [&] {
+      auto keys = cache_->CachedKeys();
+      return std::find(keys.begin(), keys.end(), "ns1/" + name) != keys.end();
+    });
+    return uid;
+  }
+
+  int Patches() {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(patches_.size());
+  }
+  HttpRequest LastPatch() {
+    absl::MutexLock lock(&mu_);
+    return patches_.back();
+  }
+  void FailAlways(int code) {
+    absl::MutexLock lock(&mu_);
+    fail_always_ = code;
+  }
+  void FailNext(int code) {
+    absl::MutexLock lock(&mu_);
+    fail_next_ = code;
+  }
+
+  // The stored claim's status.devices of driver `driver`, as "device:Ready=<status>/<reason>".
+  std::vector<std::string> Entries(const std::string& name, const std::string& driver = "liken.sh") {
+    std::vector<std::string> out;
+    nlohmann::json stored = server_.Object("resourceclaims", "ns1/" + name);
+    for (const auto& d : stored["status"].value("devices", nlohmann::json::array())) {
+      if (d.value("driver", "") != driver) continue;
+      std::string ready = "none";
+      for (const auto& c : d.value("conditions", nlohmann::json::array())) {
+        if (c.value("type", "") == "Ready") ready = c.value("status", "") + "/" + c.value("reason", "");
+      }
+      out.push_back(d.value("device", "") + ":Ready=" + ready);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  FakeApiServer server_;
+  FakeClock clock_;
+  RecordingObserver observer_;
+  std::unique_ptr<informers::KubeClient> client_;
+  std::unique_ptr<informers::ClaimCache> cache_;
+  std::unique_ptr<ClaimStatusController> controller_;
+  bool started_ = false;
+  absl::Mutex mu_;
+  std::vector<HttpRequest> patches_ ABSL_GUARDED_BY(mu_);
+  std::optional<int> fail_next_ ABSL_GUARDED_BY(mu_);
+  int fail_always_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::set<std::string>> owned_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(ClaimStatusControllerTest, PreparedClaimGetsReadyEntriesBySeverSideApplyKeepingOtherDrivers) {
+  std::string uid = AddClaim("serial");
+  controller_->SetPrepared(Prepared("serial", uid));
+  EXPECT_EQ(controller_->DrainForTest(), 1);
+  ASSERT_EQ(Patches(), 1);
+  HttpRequest patch = LastPatch();
+  EXPECT_EQ(patch.path, std::string(kStatusPrefix) + "serial/status");
+  EXPECT_EQ(patch.headers["content-type"], "application/apply-patch+yaml");
+  EXPECT_EQ(patch.query["fieldManager"], "liken.sh");
+  EXPECT_EQ(patch.query["force"], "true");
+  nlohmann::json body = nlohmann::json::parse(patch.body);
+  EXPECT_EQ(body["metadata"]["uid"], uid);
+  EXPECT_EQ(body["status"]["devices"].size(), 2u) << "only this driver's entries are applied";
+  EXPECT_THAT(Entries("serial"), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
+                                                        "usb-1-1:Ready=True/Prepared"));
+  EXPECT_THAT(Entries("serial", "other.example.com"), ::testing::ElementsAre("eth0:Ready=True/Up"));
+  nlohmann::json stored = server_.Object("resourceclaims", "ns1/serial");
+  for (const auto& d : stored["status"]["devices"]) {
+    if (d["device"] == "usb-1-1") {
+      EXPECT_EQ(d["data"], (nlohmann::json{{"devicePaths", {"/dev/bus/usb/001/003", "/dev/ttyUSB0"}}}));
+      EXPECT_FALSE(d["conditions"][0]["lastTransitionTime"].get<std::string>().empty());
+    }
+  }
+  EXPECT_EQ(observer_.count("success"), 1);
+}
+
+TEST_F(ClaimStatusControllerTest, IdleAndRepeatedEventsCostNoWrite) {
+  std::string uid = AddClaim("serial");
+  // Coalesced: three changes before the worker runs are one sync and one write.
+  controller_->SetPrepared(Prepared("serial", uid));
+  controller_->SetPrepared(Prepared("serial", uid));
+  controller_->SetPresentDevices({"usb-1-1", "pci-0000-00-02-0"});
+  controller_->DrainForTest();
+  ASSERT_EQ(Patches(), 1);
+  int gets = server_.CountRequests(informers::ResourceClaimPath("ns1", "serial"), false);
+  // The same claim again (a driver restart recovers it), the same inventory: the cache shows the write.
+  controller_->SetPrepared(Prepared("serial", uid));
+  controller_->SetPresentDevices({"usb-1-1", "pci-0000-00-02-0", "new-device"});
+  controller_->DrainForTest();
+  EXPECT_EQ(Patches(), 1) << "nothing changed: no write";
+  EXPECT_EQ(server_.CountRequests(informers::ResourceClaimPath("ns1", "serial"), false), gets)
+      << "compared against the cache, not the server";
+}
+
+TEST_F(ClaimStatusControllerTest, UnpluggedDeviceTurnsReadyFalseAndBack) {
+  std::string uid = AddClaim("serial");
+  controller_->SetPrepared(Prepared("serial", uid));
+  controller_->SetPresentDevices({"usb-1-1", "pci-0000-00-02-0"});
+  controller_->DrainForTest();
+  std::string first_time;
+  for (const auto& d : server_.Object("resourceclaims", "ns1/serial")["status"]["devices"]) {
+    if (d["device"] == "usb-1-1") first_time = d["conditions"][0]["lastTransitionTime"];
+  }
+  clock_.Advance(absl::Hours(1));
+  controller_->SetPresentDevices({"pci-0000-00-02-0"});
+  controller_->DrainForTest();
+  EXPECT_THAT(Entries("serial"), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
+                                                        "usb-1-1:Ready=False/DeviceUnplugged"));
+  for (const auto& d : server_.Object("resourceclaims", "ns1/serial")["status"]["devices"]) {
+    if (d["device"] == "usb-1-1") {
+      EXPECT_NE(d["conditions"][0]["lastTransitionTime"], first_time);
+    }
+    if (d["device"] == "pci-0000-00-02-0") {
+      EXPECT_EQ(d["conditions"][0]["lastTransitionTime"], first_time) << "unchanged state keeps its time";
+    }
+  }
+  EXPECT_EQ(Patches(), 2);
+  controller_->SetPresentDevices({"usb-1-1", "pci-0000-00-02-0"});
+  controller_->DrainForTest();
+  EXPECT_THAT(Entries("serial"), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
+                                                        "usb-1-1:Ready=True/Prepared"));
+  EXPECT_EQ(Patches(), 3);
+}
+
+TEST_F(ClaimStatusControllerTest, UnprepareRemovesOnlyThisDriversEntries) {
+  std::string uid = AddClaim("serial");
+  controller_->SetPrepared(Prepared("serial", uid));
+  controller_->DrainForTest();
+  ASSERT_EQ(Entries("serial").size(), 2u);
+  controller_->SetUnprepared("ns1", "serial", uid);
+  controller_->DrainForTest();
+  EXPECT_TRUE(Entries("serial").empty());
+  EXPECT_THAT(Entries("serial", "other.example.com"), ::testing::ElementsAre("eth0:Ready=True/Up"));
+  EXPECT_TRUE(controller_->PreparedKeys().empty());
+  EXPECT_EQ(nlohmann::json::parse(LastPatch().body)["status"]["devices"], nlohmann::json::array());
+  // An unprepare for another UID (a stale call) does not forget the prepared claim.
+  controller_->SetPrepared(Prepared("serial", uid));
+  controller_->SetUnprepared("ns1", "serial", "some-other-uid");
+  controller_->DrainForTest();
+  EXPECT_EQ(Entries("serial").size(), 2u);
+}
+
+TEST_F(ClaimStatusControllerTest, UnprepareOfAClaimThatIsGoneOrHasNoEntriesWritesNothing) {
+  controller_->SetUnprepared("ns1", "never-existed", "u1");
+  std::string uid = AddClaim("plain");
+  controller_->SetUnprepared("ns1", "plain", uid);
+  EXPECT_EQ(controller_->DrainForTest(), 2);
+  EXPECT_EQ(Patches(), 0);
+}
+
+TEST_F(ClaimStatusControllerTest, ConflictIsRetriedWithBackoff) {
+  std::string uid = AddClaim("serial");
+  FailNext(409);
+  controller_->SetPrepared(Prepared("serial", uid));
+  controller_->DrainForTest();
+  EXPECT_EQ(observer_.count("conflict"), 1);
+  EXPECT_TRUE(Entries("serial").empty());
+  EXPECT_EQ(controller_->DrainForTest(), 0) << "the retry waits for its backoff";
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_EQ(controller_->DrainForTest(), 1);
+  EXPECT_EQ(Entries("serial").size(), 2u);
+  EXPECT_EQ(observer_.count("success"), 1);
+}
+
+TEST_F(ClaimStatusControllerTest, ServerErrorIsRetriedAndARefusedEntryIsNot) {
+  std::string uid = AddClaim("serial");
+  FailNext(503);
+  controller_->SetPrepared(Prepared("serial", uid));
+  controller_->DrainForTest();
+  EXPECT_EQ(observer_.count("error"), 1);
+  clock_.Advance(absl::Seconds(1));
+  controller_->DrainForTest();
+  EXPECT_EQ(Entries("serial").size(), 2u);
+  // 422 (the per-driver authorization refused it): retried 5 times with backoff, then dropped.
+  FailAlways(422);
+  controller_->SetPresentDevices({});
+  controller_->DrainForTest();
+  for (int i = 0; i < 10; ++i) {
+    clock_.Advance(absl::Minutes(5));
+    controller_->DrainForTest();
+  }
+  EXPECT_EQ(observer_.count("error"), 1 + 6) << "the first try and 5 retries";
+  EXPECT_THAT(Entries("serial"), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
+                                                        "usb-1-1:Ready=True/Prepared"));
+  // The next change enqueues it again.
+  FailAlways(0);
+  controller_->SetPresentDevices({"pci-0000-00-02-0"});
+  controller_->DrainForTest();
+  EXPECT_THAT(Entries("serial"), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
+                                                        "usb-1-1:Ready=False/DeviceUnplugged"));
+}
+
+TEST_F(ClaimStatusControllerTest, ClaimReplacedUnderItsNameIsNotWritten) {
+  AddClaim("serial");
+  controller_->SetPrepared(Prepared("serial", "uid-of-a-deleted-claim"));
+  controller_->DrainForTest();
+  EXPECT_EQ(Patches(), 0);
+}
+
+TEST_F(ClaimStatusControllerTest, OnlyAllocatedDevicesGetEntries) {
+  std::string uid = AddClaim("serial");
+  PreparedClaimDevices prepared = Prepared("serial", uid);
+  prepared.devices.push_back({"not-allocated", std::nullopt, {"/dev/x"}});
+  controller_->SetPrepared(prepared);
+  controller_->DrainForTest();
+  EXPECT_THAT(Entries("serial"), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
+                                                        "usb-1-1:Ready=True/Prepared"));
+}
+
+TEST_F(ClaimStatusControllerTest, WorkerWritesWithoutBlockingTheCaller) {
+  std::string uid = AddClaim("serial");
+  controller_->Start();
+  controller_->SetPrepared(Prepared("serial", uid));
+  DriveUntil(&clock_, [&] { return Entries("serial").size() == 2; });
+  controller_->Stop();
+  controller_->Stop();  // idempotent
+}
+
+TEST(DesiredDeviceStatusesTest, KeepsTheTransitionTimeOfAnUnchangedState) {
+  PreparedClaimDevices claim = {"ns", "c", "u", {{"d1", std::string("share-1"), {"/dev/a"}}}};
+  auto first = DesiredDeviceStatuses("liken.sh", "n1", claim, nullptr, {}, absl::FromUnixSeconds(1000));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].share_id, "share-1");
+  EXPECT_EQ(first[0].conditions[0].last_transition_time, "1970-01-01T00:16:40Z");
+  auto again = DesiredDeviceStatuses("liken.sh", "n1", claim, nullptr, first, absl::FromUnixSeconds(5000));
+  EXPECT_EQ(again[0].conditions[0].last_transition_time, "1970-01-01T00:16:40Z");
+  std::set<std::string> none;
+  auto gone = DesiredDeviceStatuses("liken.sh", "n1", claim, &none, first, absl::FromUnixSeconds(5000));
+  EXPECT_EQ(gone[0].conditions[0].status, "False");
+  EXPECT_EQ(gone[0].conditions[0].reason, "DeviceUnplugged");
+  EXPECT_EQ(gone[0].conditions[0].last_transition_time, "1970-01-01T01:23:20Z");
+}
+
+TEST(ClaimStatusMetricsTest, SeriesExistAtZero) {
+  prometheus::Registry registry;
+  ClaimStatusMetrics metrics(registry);
+  metrics.OnClaimStatusWrite("success");
+  int series = 0;
+  for (const auto& family : registry.Collect()) {
+    if (family.name != "liken_claim_status_writes_total") continue;
+    for (const auto& m : family.metric) {
+      ++series;
+      EXPECT_EQ(m.counter.value, m.label[0].value == "success" ? 1 : 0) << m.label[0].value;
+    }
+  }
+  EXPECT_EQ(series, 3);
+}
+
+}  // namespace
+}  // namespace liken::controller
