@@ -316,10 +316,11 @@ driver_testbed() {
   pid=$(node_sh "crictl inspect --output go-template --template '{{.info.pid}}' $cid 2>/dev/null")
   node_sh "ls -d /proc/$pid/root/tmp/umockdev.* | head -n 1"
 }
-# claim_device_status CLAIM: this driver's status.devices entries, "DEVICE Ready=STATUS/REASON PATH,PATH" per line.
+# claim_device_status CLAIM: this driver's status.devices entries, "DEVICE Ready=STATUS/REASON PATH,PATH" per line
+# (paths sorted).
 claim_device_status() {
   k get resourceclaim "$1" -o json | jq -r '.status.devices[]? | select(.driver == "liken.sh") |
-    "\(.device) Ready=\(.conditions[]? | select(.type == "Ready") | "\(.status)/\(.reason)") \(.data.devicePaths | join(","))"'
+    "\(.device) Ready=\(.conditions[]? | select(.type == "Ready") | "\(.status)/\(.reason)") \(.data.devicePaths // [] | sort | join(","))"'
 }
 claim_device_ready() { claim_device_status "$1" | grep -q " Ready=$2/"; }
 claim_device_status_empty() { [ -z "$(claim_device_status "$1")" ]; }
@@ -347,7 +348,7 @@ node_scenario_status_and_health() {
   if wait_until 60 claim_device_ready health-1 True; then
     status=$(claim_device_status health-1)
     expect_eq "after prepare the claim's status.devices shows the device Ready with its delivered nodes" \
-      "$dev Ready=True/Prepared $(cdi_spec_nodes health-1 | awk '{ print $1 }' | paste -sd,)" "$status"
+      "$dev Ready=True/Prepared $(cdi_spec_nodes health-1 | awk '{ print $1 }' | sort | paste -sd,)" "$status"
   else
     fail "no Ready=True entry in health-1's status.devices: [$(k get resourceclaim health-1 -o jsonpath='{.status.devices}' | head -c 400)]"
   fi
@@ -359,8 +360,9 @@ node_scenario_status_and_health() {
 
   tb=$(driver_testbed)
   [ -n "$tb" ] || { fail "no umockdev testbed in the driver container"; return 1; }
-  node_sh "d=\$(find $tb/sys/devices -type d -path '*/usb1/1-1' | head -n 1) && [ -n \"\$d\" ] && mkdir -p $tb/unplugged &&
-    dirname \"\$d\" >$tb/unplugged/parent && mv \"\$d\" $tb/unplugged/ && mv $tb/sys/bus/usb/devices/1-1 $tb/sys/bus/usb/devices/1-1:* $tb/unplugged/" ||
+  node_sh "d=\$(find $tb/sys/devices -type d -path '*/usb1/1-1' | head -n 1) && [ -n \"\$d\" ] &&
+    mkdir -p $tb/unplugged/device $tb/unplugged/links && dirname \"\$d\" >$tb/unplugged/parent &&
+    mv \"\$d\" $tb/unplugged/device/ && mv $tb/sys/bus/usb/devices/1-1 $tb/sys/bus/usb/devices/1-1:* $tb/unplugged/links/" ||
     { fail "could not unplug port 1-1 in the testbed"; return 1; }
   if wait_until 60 claim_device_ready health-1 False; then
     expect_eq "unplugged: the claim's entry turns Ready=False" "$dev Ready=False/DeviceUnplugged" \
@@ -374,7 +376,8 @@ node_scenario_status_and_health() {
   echo "--- pod health-1 allocatedResourcesStatus while unplugged"
   k get pod health-1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' | jq -c . || true
 
-  node_sh "p=\$(cat $tb/unplugged/parent) && mv $tb/unplugged/1-1 \"\$p\"/ && mv $tb/unplugged/1-1* $tb/sys/bus/usb/devices/ && rm -rf $tb/unplugged" ||
+  node_sh "p=\$(cat $tb/unplugged/parent) && mv $tb/unplugged/device/1-1 \"\$p\"/ && mv $tb/unplugged/links/* $tb/sys/bus/usb/devices/ &&
+    rm -rf $tb/unplugged" ||
     fail "could not plug port 1-1 back"
   wait_until 60 claim_device_ready health-1 True && pass "plugged back: the entry is Ready=True again" ||
     fail "status.devices after plugging back: $(claim_device_status health-1)"
@@ -382,11 +385,19 @@ node_scenario_status_and_health() {
     pass "plugged back: claim:dev/dev Healthy again" ||
     fail "claim:dev/dev health after plugging back: [$(pod_resource_health health-1 claim:dev/dev)]"
 
+  # At unprepare the driver applies no entries (one more successful write); the API server would also drop them when
+  # the claim is deallocated, which comes later: after the kubelet's unprepare and the pod's deletion.
+  local writes
+  writes=$(driver_metric 'liken_claim_status_writes_total{result="success"}')
   uid=$(claim_uid health-1)
   delete_pods health-1
   wait_until 60 node_sh "[ ! -e '$CLAIMS_DIR/$uid.json' ]" || true
   wait_until 60 claim_device_status_empty health-1 &&
     pass "after the pod is deleted (unprepare) the claim's status.devices holds no liken.sh entry" ||
     fail "entries left after unprepare: $(claim_device_status health-1)"
+  expect_eq "the driver removed its entries itself at unprepare (one more status write)" "$((writes + 1))" \
+    "$(driver_metric 'liken_claim_status_writes_total{result="success"}')"
+  expect_eq "no status write failed" "0 0" \
+    "$(driver_metric 'liken_claim_status_writes_total{result="error"}') $(driver_metric 'liken_claim_status_writes_total{result="conflict"}')"
   k delete resourceclaim health-1 --wait=false >/dev/null 2>&1 || true
 }

@@ -42,7 +42,7 @@ cleanup() {
   fi
   if [ "$rc" -ne 0 ] || [ "$FAILURES" -gt 0 ]; then
     for f in "${LIKEN_NODE_DIR:-/var/lib/liken-node}"/logs/kubelet.log "${LIKEN_NODE_DIR:-/var/lib/liken-node}"/logs/containerd.log; do
-      [ -f "$f" ] && { echo "--- tail of $f"; grep -E ' E[0-9]{4} |level=error' "$f" | tail -n 15; }
+      [ -f "$f" ] && { echo "--- tail of $f"; grep -E ' E[0-9]{4} |level=error' "$f" | tail -n 15 || true; }
     done
   fi
   "$REPO/hack/local-node.sh" down >/dev/null 2>&1 || true
