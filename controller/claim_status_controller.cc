@@ -237,6 +237,7 @@ absl::Status ClaimStatusController::Apply(const std::string& namespace_name, con
                          {"status", {{"devices", std::move(devices)}}}};
   auto stored = client_->Patch(informers::ResourceClaimStatusPath(namespace_name, name),
                                absl::StrCat("fieldManager=", driver_, "&force=true"), kApplyPatch, body);
+  if (stored.status().code() == absl::StatusCode::kNotFound) return absl::OkStatus();  // deleted meanwhile
   if (!stored.ok()) {
     if (observer_ != nullptr) observer_->OnClaimStatusWrite(informers::IsConflict(stored.status()) ? "conflict" : "error");
     return stored.status();
