@@ -1,58 +1,46 @@
 #include "apis/object_meta.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace liken::apis {
 
-bool ParseObjectMeta(const nlohmann::json& j, ObjectMeta* out, std::string* error) {
-  if (!j.is_object()) {
-    *error = "metadata is not an object";
-    return false;
-  }
+absl::StatusOr<ObjectMeta> ParseObjectMeta(const nlohmann::json& j) {
+  if (!j.is_object()) return absl::InvalidArgumentError("metadata is not an object");
   ObjectMeta meta;
   meta.raw = j;
   auto str = [&](const char* key, std::string* dst) {
     auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return true;
-    if (!it->is_string()) {
-      *error = std::string("metadata.") + key + " is not a string";
-      return false;
-    }
+    if (it == j.end() || it->is_null()) return absl::OkStatus();
+    if (!it->is_string()) return absl::InvalidArgumentError(absl::StrCat("metadata.", key, " is not a string"));
     *dst = it->get<std::string>();
-    return true;
+    return absl::OkStatus();
   };
-  if (!str("name", &meta.name) || !str("namespace", &meta.namespace_name) || !str("uid", &meta.uid) ||
-      !str("resourceVersion", &meta.resource_version))
-    return false;
+  for (auto [key, dst] : {std::pair<const char*, std::string*>{"name", &meta.name},
+                          {"namespace", &meta.namespace_name},
+                          {"uid", &meta.uid},
+                          {"resourceVersion", &meta.resource_version}}) {
+    if (absl::Status s = str(key, dst); !s.ok()) return s;
+  }
   if (auto it = j.find("labels"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) {
-      *error = "metadata.labels is not an object";
-      return false;
-    }
+    if (!it->is_object()) return absl::InvalidArgumentError("metadata.labels is not an object");
     for (auto l = it->begin(); l != it->end(); ++l) {
       if (!l->is_string()) {
-        *error = "metadata.labels." + l.key() + " is not a string";
-        return false;
+        return absl::InvalidArgumentError(absl::StrCat("metadata.labels.", l.key(), " is not a string"));
       }
       meta.labels[l.key()] = l->get<std::string>();
     }
   }
   if (auto it = j.find("ownerReferences"); it != j.end() && !it->is_null()) {
-    if (!it->is_array()) {
-      *error = "metadata.ownerReferences is not a list";
-      return false;
-    }
+    if (!it->is_array()) return absl::InvalidArgumentError("metadata.ownerReferences is not a list");
     for (const auto& o : *it) {
-      if (!o.is_object()) {
-        *error = "metadata.ownerReferences item is not an object";
-        return false;
-      }
+      if (!o.is_object()) return absl::InvalidArgumentError("metadata.ownerReferences item is not an object");
       OwnerReference ref;
       for (auto [key, dst] : {std::pair<const char*, std::string*>{"apiVersion", &ref.api_version},
                               {"kind", &ref.kind}, {"name", &ref.name}, {"uid", &ref.uid}}) {
         auto f = o.find(key);
         if (f == o.end() || f->is_null()) continue;
         if (!f->is_string()) {
-          *error = std::string("metadata.ownerReferences[].") + key + " is not a string";
-          return false;
+          return absl::InvalidArgumentError(absl::StrCat("metadata.ownerReferences[].", key, " is not a string"));
         }
         *dst = f->get<std::string>();
       }
@@ -61,8 +49,7 @@ bool ParseObjectMeta(const nlohmann::json& j, ObjectMeta* out, std::string* erro
     }
   }
   meta.deleting = j.contains("deletionTimestamp") && !j["deletionTimestamp"].is_null();
-  *out = std::move(meta);
-  return true;
+  return meta;
 }
 
 nlohmann::json ObjectMetaToJson(const ObjectMeta& meta) {

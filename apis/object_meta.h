@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/status/statusor.h"
+
 namespace liken::apis {
 
 // metav1.OwnerReference.
@@ -32,9 +34,9 @@ struct ObjectMeta {
   nlohmann::json raw = nlohmann::json::object();
 };
 
-// Parses metadata; tolerates missing fields, rejects wrong types with an exception-free error string.
-// Returns false and sets `error` when `j` is not an object or a known field has the wrong type. Thread-safe.
-bool ParseObjectMeta(const nlohmann::json& j, ObjectMeta* out, std::string* error);
+// Parses metadata; tolerates missing fields. InvalidArgument (naming the field) when `j` is not an object
+// or a known field has the wrong type; never throws. Thread-safe.
+absl::StatusOr<ObjectMeta> ParseObjectMeta(const nlohmann::json& j);
 
 // Serialises metadata over its raw copy (known fields replaced, unknown kept). Thread-safe.
 nlohmann::json ObjectMetaToJson(const ObjectMeta& meta);

@@ -18,10 +18,10 @@ absl::StatusOr<ResourceClaim> ParseResourceClaim(const nlohmann::json& j) {
   if (!j.is_object()) return absl::InvalidArgumentError("ResourceClaim is not a JSON object");
   ResourceClaim claim;
   claim.raw = j;
-  std::string error;
-  if (!j.contains("metadata") || !ParseObjectMeta(j["metadata"], &claim.metadata, &error)) {
-    return absl::InvalidArgumentError("ResourceClaim " + (error.empty() ? "has no metadata" : error));
-  }
+  if (!j.contains("metadata")) return absl::InvalidArgumentError("ResourceClaim has no metadata");
+  absl::StatusOr<ObjectMeta> meta = ParseObjectMeta(j["metadata"]);
+  if (!meta.ok()) return absl::InvalidArgumentError(absl::StrCat("ResourceClaim ", meta.status().message()));
+  claim.metadata = *std::move(meta);
   try {
     const nlohmann::json status = j.value("status", nlohmann::json::object());
     if (!status.is_object()) return absl::InvalidArgumentError("ResourceClaim status is not an object");

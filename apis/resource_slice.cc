@@ -48,9 +48,10 @@ absl::StatusOr<ResourceSlice> ParseResourceSlice(const nlohmann::json& j) {
   if (!j.is_object()) return absl::InvalidArgumentError("ResourceSlice is not a JSON object");
   ResourceSlice slice;
   slice.raw = j;
-  std::string error;
-  if (j.contains("metadata") && !ParseObjectMeta(j["metadata"], &slice.metadata, &error)) {
-    return absl::InvalidArgumentError("ResourceSlice " + error);
+  if (j.contains("metadata")) {
+    absl::StatusOr<ObjectMeta> meta = ParseObjectMeta(j["metadata"]);
+    if (!meta.ok()) return absl::InvalidArgumentError(absl::StrCat("ResourceSlice ", meta.status().message()));
+    slice.metadata = *std::move(meta);
   }
   const nlohmann::json spec = j.value("spec", nlohmann::json::object());
   if (!spec.is_object()) return absl::InvalidArgumentError("ResourceSlice spec is not an object");

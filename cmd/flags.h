@@ -1,12 +1,12 @@
-// Command-line flag parsing shared by the subcommands: `--name value`, `--name=value`, `-o value`.
+// The command line: every flag of every subcommand declared once (cmd/flags.cc's table: name, default,
+// environment variable, help, and the check its value must pass), and the parser that reads
+// `--name value`, `--name=value`, `-o value`, `-v` and `--v=N` against it.
 #pragma once
 
-#include <map>
-#include <set>
-#include <string>
-#include <vector>
-
 #include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -14,52 +14,42 @@
 
 namespace liken::cmd {
 
-// Parsed flags of one subcommand.
+// The subcommands that take flags.
+enum class Command { kScan, kReport, kRun, kHealthcheck };
+
+// The flags given to one subcommand, checked against the table.
 class Flags {
  public:
-  // Parses argv[1..argc) against `value_flags` (take a value) and `bool_flags` (take none, or `=value`).
-  // `-v` / `--v=N` (verbosity, N from 0 to 10) is accepted everywhere. Unknown flags, missing values and a
-  // bad N are InvalidArgument.
-  // Thread-compatible.
-  static absl::StatusOr<Flags> Parse(int argc, char** argv, const std::set<std::string>& value_flags,
-                                     const std::set<std::string>& bool_flags);
+  // Parses argv[1..argc) for `command`: each argument is `-name` or `--name`, a value follows as `=value`
+  // or as the next argument; flags without a value (-v, --help, --no-uevents) take only `=value`.
+  // InvalidArgument (one line naming the flag) for an unknown flag, a missing value, or a value that fails
+  // its check (range, absolute path, listen address, one of a set). Thread-compatible.
+  static absl::StatusOr<Flags> Parse(Command command, int argc, char** argv);
 
-  // The value of `name`, or `fallback` when absent.
-  std::string Get(const std::string& name, const std::string& fallback = "") const;
-  // True when `name` was given.
-  bool Has(const std::string& name) const { return values_.count(name) > 0; }
-
-  // The integer value of `name` (or `fallback` when absent), in [min, max]. InvalidArgument naming the flag
-  // and the range otherwise. Thread-compatible, as are the getters below.
-  absl::StatusOr<int64_t> GetInt(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
-  // The number value of `name` (or `fallback`), in [min, max]; InvalidArgument naming the flag otherwise.
-  absl::StatusOr<double> GetNumber(const std::string& name, double fallback, double min, double max) const;
-  // The duration value of `name` ("60s", "1m30s"; or `fallback`), in [min, max]; InvalidArgument otherwise.
-  absl::StatusOr<absl::Duration> GetDuration(const std::string& name, absl::Duration fallback, absl::Duration min,
-                                             absl::Duration max) const;
-  // The value of a path flag that must be absolute (or `fallback`); InvalidArgument saying so otherwise.
-  absl::StatusOr<std::string> GetAbsolutePath(const std::string& name, const std::string& fallback) const;
-  // The listen address of `name` ("" for none, ":PORT", "HOST:PORT"), its port in [0, 65535]; InvalidArgument
-  // naming the flag otherwise.
-  absl::StatusOr<std::string> GetListenAddress(const std::string& name, const std::string& fallback) const;
+  // The value of `name`: as given, else its environment variable's (when set and not empty), else its
+  // default. `name` must be one of the command's flags.
+  std::string Get(std::string_view name) const;
+  // True when `name` was given on the command line.
+  bool Has(std::string_view name) const { return values_.count(std::string(name)) > 0; }
+  // Get(name) as the number, integer or duration Parse checked it to be.
+  double Number(std::string_view name) const;
+  int64_t Int(std::string_view name) const;
+  absl::Duration Duration(std::string_view name) const;
 
  private:
-  std::map<std::string, std::string> values_;
+  explicit Flags(Command command) : command_(command) {}
+  Command command_;
+  std::map<std::string, std::string> values_;  // by the flag's name
 };
 
-// The value flags every discovery-reading command accepts (--sysfs-root, --dev-root, ...).
-std::set<std::string> ScanValueFlags();
+// The `--help` text of `command`: its synopsis and every flag with its default and environment variable,
+// from the table. Thread-safe.
+std::string Usage(Command command);
 
-// Builds ScanOptions from the discovery flags. InvalidArgument for a bad --storage-roles or a root directory
-// (--sysfs-root, --dev-root, --proc-root, --modules-root) that is not absolute. Thread-safe.
-absl::StatusOr<discovery::ScanOptions> ScanOptionsFromFlags(const Flags& flags);
+// Builds ScanOptions from the discovery flags (Parse has checked them). Thread-safe.
+discovery::ScanOptions ScanOptionsFromFlags(const Flags& flags);
 
 // Applies -v / --v=N to the log level (Parse has checked N).
 void ApplyVerbosity(const Flags& flags);
-
-// Range and form checks of `liken-dra run`'s own flags, each error naming its flag: --kube-api-qps in
-// (0, 10000], --kube-api-burst in [1, 100000], --resync-period from 1s to 24h, --metrics-address's port,
-// --kubelet-root and --cdi-root absolute. Thread-safe.
-absl::Status ValidateRunFlags(const Flags& flags);
 
 }  // namespace liken::cmd

@@ -79,11 +79,11 @@ class LastInventory {
 };
 
 absl::StatusOr<informers::KubeConfig> LoadConfig(const Flags& flags) {
-  std::string kubeconfig = flags.Get("kubeconfig", Env("KUBECONFIG"));
+  std::string kubeconfig = flags.Get("kubeconfig");
   absl::StatusOr<informers::KubeConfig> config =
       kubeconfig.empty()
           ? informers::InClusterConfig(Env("KUBERNETES_SERVICE_HOST"), Env("KUBERNETES_SERVICE_PORT"),
-                                       flags.Get("service-account-dir", "/var/run/secrets/kubernetes.io/serviceaccount"))
+                                       flags.Get("service-account-dir"))
           : informers::LoadKubeconfig(kubeconfig, flags.Get("context"));
   if (!config.ok()) return config;
   double qps = config->qps;
@@ -99,53 +99,29 @@ absl::StatusOr<informers::KubeConfig> LoadConfig(const Flags& flags) {
   return config;
 }
 
-void PrintRunUsage() {
-  std::printf(
-      "usage: liken-dra run [--node-name NAME] [--kubeconfig FILE [--context NAME]]\n"
-      "       [--metrics-address :9410] [--resync-period 60s] [--kubelet-root /var/lib/kubelet]\n"
-      "       [--cdi-root /var/run/cdi] [--pod-uid UID] [--kube-api-qps 5] [--kube-api-burst 10]\n"
-      "       [--no-uevents] [--v=1] [discovery flags: --sysfs-root DIR ...]\n"
-      "NODE_NAME and POD_UID are read from the environment when the flags are absent.\n");
-}
-
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
   // A long-running node agent: two malloc arenas keep freed memory from lingering per thread (-2.2 MB with
   // 1,000 claims).
   ::mallopt(M_ARENA_MAX, 2);
-  auto value_flags = ScanValueFlags();
-  value_flags.insert({"node-name", "kubeconfig", "context", "metrics-address", "resync-period", "kubelet-root",
-                      "cdi-root", "pod-uid", "kube-api-qps", "kube-api-burst", "service-account-dir"});
-  auto flags = Flags::Parse(argc, argv, value_flags, {"help", "h", "no-uevents"});
+  auto flags = Flags::Parse(Command::kRun, argc, argv);
   if (!flags.ok()) {
     std::fprintf(stderr, "liken-dra run: %s\n", std::string(flags.status().message()).c_str());
     return 2;
   }
-  if (flags->Has("help") || flags->Has("h")) {
-    PrintRunUsage();
+  if (flags->Has("help")) {
+    std::fputs(Usage(Command::kRun).c_str(), stdout);
     return 0;
   }
   ApplyVerbosity(*flags);
-  if (auto valid = ValidateRunFlags(*flags); !valid.ok()) {
-    std::fprintf(stderr, "liken-dra run: %s\n", std::string(valid.message()).c_str());
-    return 2;
-  }
-  const std::string node = flags->Get("node-name", Env("NODE_NAME"));
+  const std::string node = flags->Get("node-name");
   if (node.empty()) {
     std::fprintf(stderr, "liken-dra run: --node-name (or NODE_NAME) is required\n");
     return 2;
   }
-  absl::Duration resync;
-  if (!absl::ParseDuration(flags->Get("resync-period", "60s"), &resync) || resync <= absl::ZeroDuration()) {
-    std::fprintf(stderr, "liken-dra run: --resync-period must be a positive duration like 60s\n");
-    return 2;
-  }
-  auto scan_options = ScanOptionsFromFlags(*flags);
-  if (!scan_options.ok()) {
-    std::fprintf(stderr, "liken-dra run: %s\n", std::string(scan_options.status().message()).c_str());
-    return 2;
-  }
+  const absl::Duration resync = flags->Duration("resync-period");
+  const discovery::ScanOptions scan_options = ScanOptionsFromFlags(*flags);
   auto config = LoadConfig(*flags);
   if (!config.ok()) {
     std::fprintf(stderr, "liken-dra run: API server configuration: %s\n", config.status().ToString().c_str());
@@ -165,13 +141,13 @@ int RunCommand(int argc, char** argv) {
     return 1;
   }
   controller::Metrics metrics;
-  auto metrics_server = controller::StartMetricsServer(flags->Get("metrics-address", ":9410"), metrics.registry());
+  auto metrics_server = controller::StartMetricsServer(flags->Get("metrics-address"), metrics.registry());
   if (!metrics_server.ok()) {
     std::fprintf(stderr, "liken-dra run: %s\n", metrics_server.status().ToString().c_str());
     return 1;
   }
 
-  std::unique_ptr<discovery::Scanner> scanner = discovery::NewSysfsScanner(*scan_options);
+  std::unique_ptr<discovery::Scanner> scanner = discovery::NewSysfsScanner(scan_options);
   informers::ClaimCache claims(client->get(), clock.get(), node, &metrics);
   // status.devices of the claims prepared here: fed by the plugin and each scan, written by its own worker.
   controller::ClaimStatusMetrics status_metrics(*metrics.registry());
@@ -181,10 +157,10 @@ int RunCommand(int argc, char** argv) {
 
   kubelet::KubeletPluginOptions plugin_options;
   plugin_options.node_name = node;
-  plugin_options.kubelet_root = flags->Get("kubelet-root", plugin_options.kubelet_root);
-  plugin_options.cdi_root = flags->Get("cdi-root", plugin_options.cdi_root);
-  plugin_options.pod_uid = flags->Get("pod-uid", Env("POD_UID"));
-  plugin_options.sysfs_root = scan_options->sysfs_root;
+  plugin_options.kubelet_root = flags->Get("kubelet-root");
+  plugin_options.cdi_root = flags->Get("cdi-root");
+  plugin_options.pod_uid = flags->Get("pod-uid");
+  plugin_options.sysfs_root = scan_options.sysfs_root;
   plugin_options.shutdown_grace = kShutdownGrace;
   plugin_options.claim_listener = &status_feed;
   kubelet::KubeletPlugin plugin(plugin_options, scanner.get(), &claims, &metrics);
@@ -298,18 +274,16 @@ int RunCommand(int argc, char** argv) {
 }
 
 int HealthcheckCommand(int argc, char** argv) {
-  auto flags = Flags::Parse(argc, argv, {"kubelet-root", "pod-uid"}, {"help", "h"});
+  auto flags = Flags::Parse(Command::kHealthcheck, argc, argv);
   if (!flags.ok()) {
     std::fprintf(stderr, "liken-dra healthcheck: %s\n", std::string(flags.status().message()).c_str());
     return 2;
   }
-  if (flags->Has("help") || flags->Has("h")) {
-    std::printf("usage: liken-dra healthcheck [--kubelet-root /var/lib/kubelet] [--pod-uid UID]\n"
-                "exits 0 when the daemon's registration and DRA sockets accept connections\n");
+  if (flags->Has("help")) {
+    std::fputs(Usage(Command::kHealthcheck).c_str(), stdout);
     return 0;
   }
-  auto paths = kubelet::ComputeSocketPaths(flags->Get("kubelet-root", "/var/lib/kubelet"), discovery::kDriverName,
-                                           flags->Get("pod-uid", Env("POD_UID")));
+  auto paths = kubelet::ComputeSocketPaths(flags->Get("kubelet-root"), discovery::kDriverName, flags->Get("pod-uid"));
   if (!paths.ok()) {
     std::fprintf(stderr, "liken-dra healthcheck: %s\n", std::string(paths.status().message()).c_str());
     return 2;

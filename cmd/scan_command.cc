@@ -11,21 +11,17 @@
 namespace liken::cmd {
 
 int ScanCommand(int argc, char** argv) {
-  auto value_flags = ScanValueFlags();
-  value_flags.insert({"node-name", "o", "output"});
-  auto flags = Flags::Parse(argc, argv, value_flags, {"help", "h"});
+  auto flags = Flags::Parse(Command::kScan, argc, argv);
   if (!flags.ok()) {
     std::fprintf(stderr, "liken-dra scan: %s\n", std::string(flags.status().message()).c_str());
     return 2;
   }
-  if (flags->Has("help") || flags->Has("h")) {
-    std::printf(
-        "usage: liken-dra scan --node-name NAME [-o yaml|json] [--sysfs-root DIR] [--dev-root DIR]\n"
-        "       [--proc-root DIR] [--storage-roles withhold|host] [--pci-ids FILE] [--modules-root DIR]\n");
+  if (flags->Has("help")) {
+    std::fputs(Usage(Command::kScan).c_str(), stdout);
     return 0;
   }
   ApplyVerbosity(*flags);
-  std::string node = flags->Get("node-name", std::getenv("NODE_NAME") ? std::getenv("NODE_NAME") : "");
+  std::string node = flags->Get("node-name");
   if (node.empty()) {
     std::fprintf(stderr, "liken-dra scan: --node-name is required\n");
     return 2;
@@ -35,18 +31,10 @@ int ScanCommand(int argc, char** argv) {
                  "(a DNS subdomain of at most 241 characters)\n", node.c_str());
     return 2;
   }
-  std::string format = flags->Get("o", flags->Get("output", "yaml"));
-  if (format != "yaml" && format != "json") {
-    std::fprintf(stderr, "liken-dra scan: -o must be yaml or json\n");
-    return 2;
-  }
-  auto options = ScanOptionsFromFlags(*flags);
-  if (!options.ok()) {
-    std::fprintf(stderr, "liken-dra scan: %s\n", std::string(options.status().message()).c_str());
-    return 2;
-  }
-  options->match_modules = false;  // slices carry no module names
-  auto inventory = discovery::NewSysfsScanner(*options)->Scan();
+  const std::string format = flags->Get("output");
+  discovery::ScanOptions options = ScanOptionsFromFlags(*flags);
+  options.match_modules = false;  // slices carry no module names
+  auto inventory = discovery::NewSysfsScanner(options)->Scan();
   if (!inventory.ok()) {
     std::fprintf(stderr, "liken-dra scan: %s\n", std::string(inventory.status().message()).c_str());
     return 1;

@@ -1,5 +1,6 @@
 // Publishes this node's ResourceSlices: desired slices (from discovery) against the informer's cache,
-// writing only what differs.
+// writing only what differs. One pass reads (cache + SliceWriteCache), plans (slice_plan.h, with
+// pool_generation.h) and applies the plan here.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "apis/resource_slice.h"
+#include "controller/slice_plan.h"
+#include "controller/slice_write_cache.h"
 #include "informers/kube_client.h"
 #include "informers/store.h"
 
@@ -56,27 +59,13 @@ class SliceSync {
   void RecheckOwner();
 
  private:
-  // What we last wrote to a slice and what the server answered.
-  struct Written {
-    std::string resource_version;  // of the server's reply
-    std::string uid;
-    apis::ResourceSlice sent;      // what we asked for
-    apis::ResourceSlice stored;    // what came back
-  };
-
-  // The pool content last published and the generation it went out under.
-  struct Published {
-    int64_t generation = 0;
-    std::vector<apis::ResourceSlice> content;  // the desired slices (names, devices), in order
-    std::set<std::string> live;                // the slices known written under `generation`
-  };
-
   absl::Status EnsureNodeUid();
-  static bool SameContent(const std::vector<apis::ResourceSlice>& a, const std::vector<apis::ResourceSlice>& b);
   std::map<std::string, apis::ResourceSlice> CurrentSlices();
-  void Remember(const apis::ResourceSlice& sent, const nlohmann::json& reply);
+  // Writes the plan; `context.owner` follows a Node found re-created on the way. Not thread-safe.
+  absl::StatusOr<SliceSyncResult> Apply(SlicePlan plan, SlicePlanContext* context);
+  // Creates `action.body`; counts and records it. Returns the error to note, if any.
+  absl::Status Create(const SliceAction& action, std::set<std::string>* live, SliceSyncResult* result);
   void Refresh(const std::string& name);
-  bool SameDevices(const apis::ResourceSlice& want, const apis::ResourceSlice& have) const;
   void Report(std::string_view op, const absl::Status& status);
 
   const std::string node_name_;
@@ -87,13 +76,8 @@ class SliceSync {
   SliceSyncObserver* const observer_;
   std::string node_uid_;                           // empty: read the Node on the next pass
   std::string node_uid_stale_;                     // the UID before RecheckOwner (for the log)
-  std::map<std::string, Written> written_;         // by slice name; overlays a stale cache
-  std::map<std::string, std::string> deleted_;     // slice name -> uid we deleted (hide until the cache agrees)
-  std::map<std::string, int64_t> generations_;     // pool -> highest generation published
-  std::map<std::string, Published> published_;     // pool -> what went out last, under which generation
+  SliceWriteCache writes_;                         // our recent writes; overlays a stale cache
+  std::map<std::string, PublishedPool> published_;  // pool -> what went out last, under which generation
 };
-
-// Parses a resourceVersion as a number (etcd's are); -1 when it is not one. Thread-safe.
-int64_t ResourceVersionNumber(const std::string& rv);
 
 }  // namespace liken::controller

@@ -93,9 +93,7 @@ class NetlinkSource final : public UeventSource {
       ssize_t got = ::recv(sock_, buf.data(), buf.size(), MSG_DONTWAIT);
       if (got < 0) {
         if (errno == EINTR || errno == EAGAIN) continue;
-        if (errno == ENOBUFS) {  // the kernel dropped events: treat as one (a resync covers it)
-          return std::string("change@/devices/liken-overrun");
-        }
+        if (errno == ENOBUFS) return absl::DataLossError("the kernel dropped uevents (socket buffer overflow)");
         return absl::InternalError(absl::StrCat("recv on the uevent socket: ", std::strerror(errno)));
       }
       return std::string(buf.data(), static_cast<size_t>(got));
@@ -151,6 +149,11 @@ void UeventListener::Stop() {
 void UeventListener::Run() {
   while (true) {
     auto message = source_->Receive();
+    if (message.status().code() == absl::StatusCode::kDataLoss) {
+      LogWarning("uevents were lost; rescanning everything", {{"error", message.status().ToString()}});
+      coalescer_->Notify();
+      continue;
+    }
     if (!message.ok()) {
       if (message.status().code() != absl::StatusCode::kCancelled) {
         LogError("uevent listener stopped; the periodic resync remains", {{"error", message.status().ToString()}});
@@ -163,7 +166,7 @@ void UeventListener::Run() {
       if (observer_ != nullptr) observer_->OnUevent(false);
       continue;
     }
-    bool acted = IsRelevantUevent(*event) || event->devpath == "/devices/liken-overrun";
+    bool acted = IsRelevantUevent(*event);
     if (observer_ != nullptr) observer_->OnUevent(acted);
     if (acted) {
       LogDebug("uevent", {{"action", event->action}, {"devpath", event->devpath}, {"subsystem", event->subsystem}});

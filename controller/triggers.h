@@ -53,7 +53,9 @@ class Coalescer {
 class UeventSource {
  public:
   virtual ~UeventSource() = default;
-  // Blocks for the next message; Cancelled once Close was called. Thread-safe against Close.
+  // Blocks for the next message. DataLoss when messages were dropped (the kernel's socket buffer
+  // overflowed): only a full rescan sees every change; the source stays usable. Cancelled once Close
+  // was called. Thread-safe against Close.
   virtual absl::StatusOr<std::string> Receive() = 0;
   // Wakes a blocked Receive and makes later ones return Cancelled. Thread-safe.
   virtual void Close() = 0;
@@ -71,7 +73,8 @@ class UeventObserver {
   virtual void OnUevent(bool acted) = 0;
 };
 
-// Reads a UeventSource on its own thread, forwards relevant events to a Coalescer. Thread-safe.
+// Reads a UeventSource on its own thread, forwards relevant events to a Coalescer; dropped messages
+// (DataLoss) also notify it, so the next pass rescans everything. Thread-safe.
 class UeventListener {
  public:
   // `source`'s ownership is taken; `coalescer` and `observer` (may be null) must outlive the listener.

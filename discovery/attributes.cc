@@ -1,5 +1,7 @@
 #include "discovery/attributes.h"
 
+#include <charconv>
+
 #include "apis/resource_slice.h"
 
 namespace liken::discovery {
@@ -129,5 +131,54 @@ void AttributeSet::AddName(const std::optional<std::string>& value) {
 void AttributeSet::AddBool(const char* name, bool value) { values_[name] = value; }
 
 void AttributeSet::AddInt(const char* name, int64_t value) { values_[name] = value; }
+
+AttributeSet PciAttributes(const std::string& device, const PciFunctionFacts& function, const PciIdsDatabase* pci_ids,
+                           std::vector<ScanWarning>* warnings) {
+  AttributeSet attrs(device, warnings);
+  attrs.AddString(kAttrBus, "pci");
+  attrs.AddString(kAttrAddress, function.address);
+  attrs.AddString(kAttrDriver, function.driver);
+  if (function.class_code) {
+    attrs.AddString(kAttrClassCode, *function.class_code);
+    uint8_t base_class = 0;
+    std::from_chars(function.class_code->data(), function.class_code->data() + 2, base_class, 16);
+    attrs.AddString(kAttrClass, PciClassWord(base_class));
+  } else {
+    warnings->push_back({device, "class left out: unreadable or not hex"});
+  }
+  if (function.vendor) attrs.AddString(kAttrVendor, function.vendor->text);
+  if (function.product) attrs.AddString(kAttrProduct, function.product->text);
+  if (function.vendor && function.product && pci_ids != nullptr) {
+    attrs.AddName(pci_ids->DeviceName(function.vendor->value, function.product->value));
+  }
+  attrs.AddString(kAttrModalias, function.modalias);
+  attrs.AddString(kAttrPcieRoot, function.pcie_root);
+  attrs.AddString(kAttrPciBusId, function.address);
+  if (function.numa_node) attrs.AddInt(kAttrNumaNode, *function.numa_node);
+  return attrs;
+}
+
+AttributeSet UsbAttributes(const std::string& device, const UsbInterfaceFacts& interface,
+                           const UsbDeviceFacts& usb_device, std::vector<ScanWarning>* warnings) {
+  AttributeSet attrs(device, warnings);
+  attrs.AddString(kAttrBus, "usb");
+  attrs.AddString(kAttrAddress, usb_device.name);
+  attrs.AddString(kAttrDriver, interface.driver);
+  if (interface.interface_class) {
+    attrs.AddString(kAttrClassCode, *interface.interface_class);
+    uint8_t interface_class = 0;
+    const std::string& code = *interface.interface_class;
+    std::from_chars(code.data(), code.data() + code.size(), interface_class, 16);
+    attrs.AddString(kAttrClass, UsbClassWord(interface_class));
+  }
+  attrs.AddName(usb_device.product_name);
+  attrs.AddString(kAttrModalias, interface.modalias);
+  attrs.AddString(kAttrSerial, usb_device.serial);
+  attrs.AddString(kAttrVendor, usb_device.vendor);
+  attrs.AddString(kAttrProduct, usb_device.product);
+  attrs.AddString(kAttrPcieRoot, interface.pcie_root);
+  if (usb_device.numa_node) attrs.AddInt(kAttrNumaNode, *usb_device.numa_node);
+  return attrs;
+}
 
 }  // namespace liken::discovery

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "discovery/inventory.h"
+#include "discovery/pci_ids.h"
+#include "discovery/unit_facts.h"
 
 namespace liken::discovery {
 
@@ -70,5 +72,16 @@ class AttributeSet {
   std::vector<ScanWarning>* warnings_;
   std::map<std::string, AttributeValue> values_;
 };
+
+// Attributes of a PCI function's devices: bus, address, driver, class, IDs, the name from `pci_ids`
+// (may be null), modalias and topology. A value the API would refuse is left out with a warning naming
+// `device` in `warnings` (not owned; must outlive the set). Thread-safe (pure but for `warnings`).
+AttributeSet PciAttributes(const std::string& device, const PciFunctionFacts& function, const PciIdsDatabase* pci_ids,
+                           std::vector<ScanWarning>* warnings);
+
+// Attributes of a USB interface's device: the address is the port path of `usb_device`, the name, serial
+// and IDs are the device's own, the class is the interface's. As PciAttributes otherwise.
+AttributeSet UsbAttributes(const std::string& device, const UsbInterfaceFacts& interface,
+                           const UsbDeviceFacts& usb_device, std::vector<ScanWarning>* warnings);
 
 }  // namespace liken::discovery

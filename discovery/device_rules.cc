@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "apis/resource_slice.h"
+
 namespace liken::discovery {
 namespace {
 
@@ -56,6 +58,62 @@ DeliveryDecision DecideGpu(const WalkResult& walk) {
 }
 
 }  // namespace
+
+bool HasBoundDriver(const std::string& driver) { return !driver.empty(); }
+
+bool IsPciBusStructure(const PciFunctionFacts& function) {
+  return (function.class_code && function.class_code->rfind("06", 0) == 0) || function.driver == "pcieport";
+}
+
+bool IsUsbHub(const UsbInterfaceFacts& interface) {
+  return (interface.interface_class && *interface.interface_class == "09") || interface.driver == "hub";
+}
+
+bool IsUsbRootHub(const UsbDeviceFacts& device) { return StartsWith(device.name, "usb"); }
+
+std::string DeviceNameFor(const std::string& bus, const std::string& address) {
+  std::string out = bus + "-";
+  for (char c : address) {
+    if (c == ':' || c == '.' || c == '_') {
+      out += '-';
+    } else if (c >= 'A' && c <= 'Z') {
+      out += static_cast<char>(c - 'A' + 'a');
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+bool IsPublishableDeviceName(const std::string& base) { return apis::IsDnsLabel(base + "-drm-dp-aux-dev"); }
+
+bool DeliversBlockNode(const std::vector<WalkedNode>& nodes) {
+  return std::any_of(nodes.begin(), nodes.end(), [](const WalkedNode& w) { return w.node.type == 'b'; });
+}
+
+std::optional<std::string> StorageWithholdReason(StorageRoles roles, const std::vector<WalkedNode>& nodes,
+                                                 const StorageFactsForUnit& facts) {
+  auto first_block = std::find_if(nodes.begin(), nodes.end(), [](const WalkedNode& w) { return w.node.type == 'b'; });
+  if (first_block == nodes.end()) return std::nullopt;
+  if (roles == StorageRoles::kWithholdAll) {
+    return "delivers block device " + first_block->node.path +
+           ": storage belongs to the machine (--storage-roles=host reads roles)";
+  }
+  if (facts.host == nullptr) {
+    return "delivers block device " + first_block->node.path + " and the host's storage roles are unreadable (" +
+           facts.host_error + ")";
+  }
+  if (auto role = FindStorageRole(*facts.host, nodes, facts.holders)) return "storage role: " + *role;
+  return std::nullopt;
+}
+
+std::optional<DeviceNode> UsbfsNode(const UsbDeviceFacts& device) {
+  DeviceNode node;
+  node.path = DevNameToPath(device.devname);
+  node.subsystem = "usb";
+  if (node.path.empty() || !ParseDevNumbers(device.dev.value_or(""), &node.major, &node.minor)) return std::nullopt;
+  return node;
+}
 
 DeliveryDecision DecideDelivery(const std::string& driver, const WalkResult& walk) {
   DeliveryDecision decision;

@@ -94,7 +94,16 @@ absl::StatusOr<HostStorageFacts> ReadHostStorageFacts(const std::string& proc_ro
   return facts;
 }
 
-std::optional<std::string> FindStorageRole(const HostStorageFacts& facts, const std::vector<WalkedNode>& nodes) {
+BlockHolders ReadBlockHolders(const std::vector<WalkedNode>& nodes) {
+  BlockHolders holders;
+  for (const auto& w : nodes) {
+    if (w.node.type == 'b') holders.emplace(w.dir, ListDirectory(w.dir + "/holders"));
+  }
+  return holders;
+}
+
+std::optional<std::string> FindStorageRole(const HostStorageFacts& facts, const std::vector<WalkedNode>& nodes,
+                                           const BlockHolders& holders) {
   for (const auto& w : nodes) {
     if (w.node.type != 'b') continue;
     std::pair<uint32_t, uint32_t> numbers{w.node.major, w.node.minor};
@@ -104,12 +113,12 @@ std::optional<std::string> FindStorageRole(const HostStorageFacts& facts, const 
     if (facts.swap_numbers.count(numbers) || facts.swap_paths.count(w.node.path)) {
       return absl::StrCat(w.node.path, " is in use as swap");
     }
-    auto holders = ListDirectory(w.dir + "/holders");
-    if (holders.ok() && !holders->empty()) {
-      return absl::StrCat(w.node.path, " is held by ", (*holders)[0]);
-    }
-    if (!holders.ok() && !absl::IsNotFound(holders.status())) {
-      return absl::StrCat(w.node.path, ": holders unreadable (", holders.status().message(), ")");
+    auto it = holders.find(w.dir);
+    if (it == holders.end()) continue;  // not read: nothing known to hold it
+    const auto& held = it->second;
+    if (held.ok() && !held->empty()) return absl::StrCat(w.node.path, " is held by ", (*held)[0]);
+    if (!held.ok() && !absl::IsNotFound(held.status())) {
+      return absl::StrCat(w.node.path, ": holders unreadable (", held.status().message(), ")");
     }
   }
   return std::nullopt;

@@ -1,6 +1,7 @@
 // The host's storage roles: which block devices are mounted, used as swap, or held by dm/md.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,8 +31,17 @@ void ParseMountInfo(const std::string& text, HostStorageFacts* facts);
 // Parses /proc/swaps text into `facts`. Malformed lines are skipped.
 void ParseSwaps(const std::string& text, HostStorageFacts* facts);
 
-// Returns why the machine depends on any of `nodes`' block devices (mounted, swap, holders in sysfs),
-// or nullopt when none has a role. An unreadable `holders` directory counts as a role. Thread-safe.
-std::optional<std::string> FindStorageRole(const HostStorageFacts& facts, const std::vector<WalkedNode>& nodes);
+// The entries of each block node's sysfs `holders` directory (dm, md and the like), by the node's sysfs
+// directory; a read error is kept as it is. A plain value; thread-compatible.
+using BlockHolders = std::map<std::string, absl::StatusOr<std::vector<std::string>>>;
+
+// Reads the `holders` directory of every block node in `nodes`. Thread-safe.
+BlockHolders ReadBlockHolders(const std::vector<WalkedNode>& nodes);
+
+// Returns why the machine depends on any of `nodes`' block devices (mounted, swap, `holders` as read
+// by ReadBlockHolders), or nullopt when none has a role. A holders directory that could not be read
+// (other than absent) counts as a role. Thread-safe (pure).
+std::optional<std::string> FindStorageRole(const HostStorageFacts& facts, const std::vector<WalkedNode>& nodes,
+                                           const BlockHolders& holders);
 
 }  // namespace liken::discovery

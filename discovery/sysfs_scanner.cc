@@ -17,6 +17,7 @@
 #include "discovery/scanner.h"
 #include "discovery/storage_roles.h"
 #include "discovery/sysfs_device.h"
+#include "discovery/unit_facts.h"
 
 namespace liken::discovery {
 
@@ -31,41 +32,6 @@ const PublishedDevice* Inventory::Find(const std::string& name) const {
 }
 
 namespace {
-
-// A device name from a bus address: "pci-" + "0000:00:02.0" → "pci-0000-00-02-0".
-std::string DeviceNameFor(const std::string& bus, const std::string& address) {
-  std::string out = bus + "-";
-  for (char c : address) {
-    if (c == ':' || c == '.' || c == '_') out += '-';
-    else if (c >= 'A' && c <= 'Z') out += static_cast<char>(c - 'A' + 'a');
-    else out += c;
-  }
-  return out;
-}
-
-std::optional<int64_t> ParseNumaNode(const std::optional<std::string>& raw) {
-  if (!raw) return std::nullopt;
-  try {
-    size_t used = 0;
-    long v = std::stol(*raw, &used);
-    if (used != raw->size() || v < 0 || v > 4096) return std::nullopt;
-    return v;
-  } catch (...) {
-    return std::nullopt;
-  }
-}
-
-// A 16-bit ID as the attribute's text ("8086") and its number.
-struct HexId {
-  std::string text;
-  uint16_t value;
-};
-
-std::optional<HexId> ReadHexId(const SysfsDevice& device, const char* file) {
-  auto hex = NormalizeHex(device.Attribute(file).value_or(""), 4);
-  if (!hex) return std::nullopt;
-  return HexId{*hex, static_cast<uint16_t>(std::stoul(*hex, nullptr, 16))};
-}
 
 // The state of one Scan() call.
 class ScanPass {
@@ -100,90 +66,43 @@ class ScanPass {
   }
 
   void ScanPciFunction(const std::string& address, const std::string& dir) {
-    auto device = ReadSysfsDevice(dir);
-    if (!device.ok()) {
-      Warn(dir, "unreadable PCI device (" + std::string(device.status().message()) + "); skipped");
+    auto function = ReadPciFunctionFacts(address, dir, devices_root_);
+    if (!function.ok()) {
+      Warn(dir, "unreadable PCI device (" + std::string(function.status().message()) + "); skipped");
       return;
     }
-    auto class_code = NormalizeHex(device->Attribute("class").value_or(""), 6);
-    uint8_t class_byte = class_code ? static_cast<uint8_t>(std::stoul(class_code->substr(0, 2), nullptr, 16)) : 0xff;
-    if (class_byte == 0x06 || device->driver == "pcieport") return;  // bus structure: bridges and ports
-    std::string modalias = device->Attribute("modalias").value_or(device->Property("MODALIAS"));
-    if (device->driver.empty()) {
-      AddUnclaimed("pci", address, modalias);
+    if (IsPciBusStructure(*function)) return;
+    if (!HasBoundDriver(function->driver)) {
+      AddUnclaimed("pci", address, function->modalias);
       return;
     }
     std::string base = DeviceNameFor("pci", address);
-    AttributeSet attrs(base, &inventory_->warnings);
-    attrs.AddString(kAttrBus, "pci");
-    attrs.AddString(kAttrAddress, address);
-    attrs.AddString(kAttrDriver, device->driver);
-    if (class_code) {
-      attrs.AddString(kAttrClassCode, *class_code);
-      attrs.AddString(kAttrClass, PciClassWord(class_byte));
-    } else {
-      Warn(base, "class left out: unreadable or not hex");
-    }
-    auto vendor = ReadHexId(*device, "vendor");
-    auto product = ReadHexId(*device, "device");
-    if (vendor) attrs.AddString(kAttrVendor, vendor->text);
-    if (product) attrs.AddString(kAttrProduct, product->text);
-    if (vendor && product && pci_ids_ != nullptr) attrs.AddName(pci_ids_->DeviceName(vendor->value, product->value));
-    attrs.AddString(kAttrModalias, modalias);
-    attrs.AddString(kAttrPcieRoot, PcieRoot(dir));
-    attrs.AddString(kAttrPciBusId, address);
-    if (auto numa = ParseNumaNode(device->Attribute("numa_node"))) attrs.AddInt(kAttrNumaNode, *numa);
-    PublishUnit(base, device->driver, dir, attrs, std::nullopt, {});
+    AttributeSet attrs = PciAttributes(base, *function, pci_ids_, &inventory_->warnings);
+    PublishUnit(base, function->driver, dir, attrs, std::nullopt, {});
   }
 
   void ScanUsbInterface(const std::string& interface_name, const std::string& dir) {
-    auto device = ReadSysfsDevice(dir);
-    if (!device.ok()) {
-      Warn(dir, "unreadable USB interface (" + std::string(device.status().message()) + "); skipped");
+    auto interface = ReadUsbInterfaceFacts(interface_name, dir, devices_root_);
+    if (!interface.ok()) {
+      Warn(dir, "unreadable USB interface (" + std::string(interface.status().message()) + "); skipped");
       return;
     }
-    auto iclass = NormalizeHex(device->Attribute("bInterfaceClass").value_or(""), 2);
-    if ((iclass && *iclass == "09") || device->driver == "hub") return;  // hubs are bus structure
-    std::string parent_dir = DirName(dir);
-    auto parent = ReadSysfsDevice(parent_dir);
-    if (!parent.ok()) {
+    if (IsUsbHub(*interface)) return;
+    auto usb_device = ReadUsbDeviceFacts(DirName(dir), devices_root_);
+    if (!usb_device.ok()) {
       Warn(dir, "USB interface without a readable parent device; skipped");
       return;
     }
-    std::string port = parent->name;
-    if (port.rfind("usb", 0) == 0) return;  // a root hub: the USB core's own device
-    std::string modalias = device->Attribute("modalias").value_or(device->Property("MODALIAS"));
-    if (device->driver.empty()) {
-      AddUnclaimed("usb", port, modalias);
+    if (IsUsbRootHub(*usb_device)) return;
+    if (!HasBoundDriver(interface->driver)) {
+      AddUnclaimed("usb", usb_device->name, interface->modalias);
       return;
     }
     std::string base = DeviceNameFor("usb", interface_name);
-    AttributeSet attrs(base, &inventory_->warnings);
-    attrs.AddString(kAttrBus, "usb");
-    attrs.AddString(kAttrAddress, port);
-    attrs.AddString(kAttrDriver, device->driver);
-    if (iclass) {
-      attrs.AddString(kAttrClassCode, *iclass);
-      attrs.AddString(kAttrClass, UsbClassWord(static_cast<uint8_t>(std::stoul(*iclass, nullptr, 16))));
-    }
-    attrs.AddName(parent->Attribute("product"));
-    attrs.AddString(kAttrModalias, modalias);
-    attrs.AddString(kAttrSerial, parent->Attribute("serial"));
-    attrs.AddString(kAttrVendor, NormalizeHex(parent->Attribute("idVendor").value_or(""), 4));
-    attrs.AddString(kAttrProduct, NormalizeHex(parent->Attribute("idProduct").value_or(""), 4));
-    attrs.AddString(kAttrPcieRoot, PcieRoot(dir));
-    if (auto numa = NearestNumaNode(parent_dir)) attrs.AddInt(kAttrNumaNode, *numa);
-
-    std::optional<DeviceNode> usbfs;
-    DeviceNode node;
-    node.path = DevNameToPath(parent->Property("DEVNAME"));
-    node.subsystem = "usb";
-    if (!node.path.empty() && ParseDevNumbers(parent->Attribute("dev").value_or(""), &node.major, &node.minor)) {
-      usbfs = node;
-    } else {
-      Warn(base, "the USB device has no usable usbfs node (DEVNAME or dev missing)");
-    }
-    PublishUnit(base, device->driver, dir, attrs, usbfs, {interface_name});
+    AttributeSet attrs = UsbAttributes(base, *interface, *usb_device, &inventory_->warnings);
+    std::optional<DeviceNode> usbfs = UsbfsNode(*usb_device);
+    if (!usbfs) Warn(base, "the USB device has no usable usbfs node (DEVNAME or dev missing)");
+    PublishUnit(base, interface->driver, dir, attrs, usbfs, {interface_name});
   }
 
  private:
@@ -198,25 +117,6 @@ class ScanPass {
       return;
     }
     inventory_->unclaimed.push_back({bus, address, modalias, {}});
-  }
-
-  // "pci0000:00" for a device under a PCI root complex, else nullopt.
-  std::optional<std::string> PcieRoot(const std::string& dir) const {
-    if (dir.rfind(devices_root_ + "/", 0) != 0) return std::nullopt;
-    std::string rest = dir.substr(devices_root_.size() + 1);
-    std::string top = rest.substr(0, rest.find('/'));
-    if (top.rfind("pci", 0) != 0) return std::nullopt;
-    return top;
-  }
-
-  // The numa_node of the closest ancestor (a USB device's host controller) that has one of 0 or more.
-  std::optional<int64_t> NearestNumaNode(std::string dir) const {
-    while (dir.size() > devices_root_.size() && dir.rfind(devices_root_, 0) == 0) {
-      auto raw = ReadAttribute(dir + "/numa_node");
-      if (raw.ok()) return ParseNumaNode(*raw);
-      dir = DirName(dir);
-    }
-    return std::nullopt;
   }
 
   // /dev/kfd, read once per scan and only when an amdgpu device asks (see amd_compute.h).
@@ -245,28 +145,20 @@ class ScanPass {
   void PublishUnit(const std::string& base, const std::string& driver, const std::string& dir,
                    const AttributeSet& attrs, const std::optional<DeviceNode>& usbfs,
                    std::vector<std::string> usb_interfaces) {
-    if (!apis::IsDnsLabel(base + "-drm-dp-aux-dev")) {  // the longest suffix must fit too
+    if (!IsPublishableDeviceName(base)) {
       Warn(dir, "device name '" + base + "' is not a valid DNS label of at most 48 characters; skipped");
       return;
     }
     WalkResult walk = WalkDelivery(dir);
     for (auto& w : walk.warnings) inventory_->warnings.push_back({base, w.device + ": " + w.message});
-    auto first_block = std::find_if(walk.nodes.begin(), walk.nodes.end(), [](const WalkedNode& w) { return w.node.type == 'b'; });
-    if (first_block != walk.nodes.end()) {
-      if (options_.storage_roles == StorageRoles::kWithholdAll) {
-        inventory_->withheld.push_back({base, "delivers block device " + first_block->node.path +
-                                                  ": storage belongs to the machine (--storage-roles=host reads roles)"});
-        return;
+    if (DeliversBlockNode(walk.nodes)) {
+      StorageFactsForUnit storage;
+      if (options_.storage_roles == StorageRoles::kHost) {
+        storage.host = StorageFacts(&storage.host_error);
+        if (storage.host != nullptr) storage.holders = ReadBlockHolders(walk.nodes);
       }
-      std::string error;
-      const HostStorageFacts* facts = StorageFacts(&error);
-      if (facts == nullptr) {
-        inventory_->withheld.push_back({base, "delivers block device " + first_block->node.path +
-                                                  " and the host's storage roles are unreadable (" + error + ")"});
-        return;
-      }
-      if (auto role = FindStorageRole(*facts, walk.nodes)) {
-        inventory_->withheld.push_back({base, "storage role: " + *role});
+      if (auto reason = StorageWithholdReason(options_.storage_roles, walk.nodes, storage)) {
+        inventory_->withheld.push_back({base, *std::move(reason)});
         return;
       }
     }

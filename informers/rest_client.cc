@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <system_error>
 #include <vector>
 
 #include <cpprest/http_client.h>
@@ -350,13 +351,16 @@ class RestClient final : public KubeClient {
         }
       }
       return scope.cancelled() ? CancelledCall("watch") : absl::OkStatus();
+    } catch (const http::http_exception& e) {
+      if (scope.cancelled()) return CancelledCall("watch");
+      // The client's own idle timer ends an exchange with ETIMEDOUT; no other failure carries that code.
+      if (e.error_code() == std::errc::timed_out) {
+        return absl::DeadlineExceededError(absl::StrCat("watch went silent: ", e.what()));
+      }
+      return absl::UnavailableError(absl::StrCat("watch ", path_and_query, ": ", e.what()));
     } catch (const std::exception& e) {
       if (scope.cancelled()) return CancelledCall("watch");
-      std::string what = e.what();
-      if (what.find("timed out") != std::string::npos || what.find("timeout") != std::string::npos) {
-        return absl::DeadlineExceededError("watch went silent: " + what);
-      }
-      return absl::UnavailableError("watch " + path_and_query + ": " + what);
+      return absl::UnavailableError(absl::StrCat("watch ", path_and_query, ": ", e.what()));
     }
   }
 

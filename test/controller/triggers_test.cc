@@ -193,5 +193,46 @@ TEST(UeventListenerTest, ForwardsRelevantEventsAndCountsAll) {
   EXPECT_EQ(fired.load(), 1) << "two relevant events in one burst: one resync";
 }
 
+// Reports dropped messages once, then blocks until closed.
+class OverflowingSource : public UeventSource {
+ public:
+  absl::StatusOr<std::string> Receive() override {
+    absl::MutexLock lock(&mu_);
+    if (!reported_) {
+      reported_ = true;
+      return absl::DataLossError("dropped");
+    }
+    mu_.Await(absl::Condition(&closed_));
+    return absl::CancelledError("closed");
+  }
+  void Close() override {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool reported_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+TEST(UeventListenerTest, DroppedMessagesTriggerARescanAndTheListenerGoesOn) {
+  FakeClock clock;
+  std::atomic<int> fired{0};
+  Coalescer coalescer(&clock, absl::Milliseconds(50), absl::Milliseconds(500), [&] { ++fired; });
+  CountingObserver observer;
+  UeventListener listener(std::make_unique<OverflowingSource>(), &coalescer, &observer);
+  coalescer.Start();
+  listener.Start();
+  // The overflow notifies the coalescer (its thread then waits for the quiet window): a pass follows.
+  while (clock.waiters() == 0) std::this_thread::yield();
+  clock.Advance(absl::Milliseconds(50));
+  while (fired.load() == 0) std::this_thread::yield();
+  listener.Stop();
+  coalescer.Stop();
+  EXPECT_EQ(fired.load(), 1);
+  EXPECT_EQ(observer.seen.load(), 0) << "an overflow is not a uevent";
+}
+
 }  // namespace
 }  // namespace liken::controller

@@ -292,6 +292,34 @@ TEST_F(RestClientTest, AnEndlessWatchLineEndsTheWatchAtTheLimit) {
   server_.WaitForOpenWatches(0);
 }
 
+TEST_F(RestClientTest, AWatchThatGoesSilentEndsWithDeadlineExceeded) {
+  // Headers, then nothing: the client's idle timer ends the watch, told apart by its error code.
+  server_.SetInterceptor([](const HttpRequest& req, HttpResponder& out) {
+    if (req.query.count("watch") == 0) return false;
+    out.StartStream();
+    return true;
+  });
+  KubeConfig config;
+  config.watch_idle_timeout = absl::Milliseconds(300);
+  auto client = NewClient(config);
+  absl::Status s = client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+}
+
+TEST_F(RestClientTest, AWatchCutByTheServerIsUnavailableNotATimeout) {
+  server_.SetInterceptor([](const HttpRequest& req, HttpResponder& out) {
+    if (req.query.count("watch") == 0) return false;
+    out.StartStream();
+    out.SendChunk("{\"type\":\"ADDED\",");  // half an event, then the connection drops
+    out.Abort();
+    return true;
+  });
+  auto client = NewClient();
+  absl::Status s = client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, nullptr);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+}
+
 TEST_F(RestClientTest, WatchErrorEventsWithOddCodesAreErrors) {
   int watches = 0;
   server_.SetInterceptor([&](const HttpRequest& req, HttpResponder& out) {
