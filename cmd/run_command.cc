@@ -153,7 +153,8 @@ int RunCommand(int argc, char** argv) {
   TerminationSignal termination;
 
   std::unique_ptr<controller::Clock> clock = controller::NewRealClock();
-  informers::SetHttpThreads(4);
+  // Two I/O threads: the two watches and the requests are asynchronous on them.
+  informers::SetHttpThreads(2);
   // Raised at shutdown: ends every API request, retry and rate-limit wait still running.
   informers::Cancellation api_stop;
   auto client = informers::NewRestClient(*config, clock.get(), &api_stop);
@@ -168,6 +169,7 @@ int RunCommand(int argc, char** argv) {
     return 1;
   }
 
+  scan_options->match_modules = false;  // module names are for the report; the daemon would hold modules.alias
   std::unique_ptr<discovery::Scanner> scanner = discovery::NewSysfsScanner(*scan_options);
   informers::ClaimCache claims(client->get(), clock.get(), node, &metrics);
 
@@ -214,6 +216,7 @@ int RunCommand(int argc, char** argv) {
       auto refreshed = plugin.RefreshPreparedClaims(scan->inventory, scan->started);
       if (!refreshed.ok()) LogWarning("claim refresh failed", {{"error", refreshed.status().ToString()}});
     }
+    ::malloc_trim(0);  // a pass's temporary strings leave free pages inside the heap: give them back
   });
   controller::Coalescer coalescer(clock.get(), absl::Milliseconds(50), absl::Milliseconds(250),
                                   [&] { reconcile.Enqueue(); });
