@@ -132,7 +132,8 @@ int RunCommand(int argc, char** argv) {
   TerminationSignal termination;
 
   std::unique_ptr<controller::Clock> clock = controller::NewRealClock();
-  informers::SetHttpThreads(4);
+  // Two I/O threads: the two watches and the requests are asynchronous on them.
+  informers::SetHttpThreads(2);
   // Raised at shutdown: ends every API request, retry and rate-limit wait still running.
   informers::Cancellation api_stop;
   auto client = informers::NewRestClient(*config, clock.get(), &api_stop);
@@ -147,7 +148,9 @@ int RunCommand(int argc, char** argv) {
     return 1;
   }
 
-  std::unique_ptr<discovery::Scanner> scanner = discovery::NewSysfsScanner(scan_options);
+  discovery::ScanOptions daemon_scan_options = scan_options;
+  daemon_scan_options.match_modules = false;  // module names are for the report; the daemon would hold modules.alias
+  std::unique_ptr<discovery::Scanner> scanner = discovery::NewSysfsScanner(daemon_scan_options);
   informers::ClaimCache claims(client->get(), clock.get(), node, &metrics);
   // status.devices of the claims prepared here: fed by the plugin and each scan, written by its own worker.
   controller::ClaimStatusMetrics status_metrics(*metrics.registry());
@@ -200,6 +203,7 @@ int RunCommand(int argc, char** argv) {
       if (!refreshed.ok()) LogWarning("claim refresh failed", {{"error", refreshed.status().ToString()}});
       status_feed.OnInventory(scan->inventory);
     }
+    ::malloc_trim(0);  // a pass's temporary strings leave free pages inside the heap: give them back
   });
   controller::Coalescer coalescer(clock.get(), absl::Milliseconds(50), absl::Milliseconds(250),
                                   [&] { reconcile.Enqueue(); });

@@ -56,6 +56,15 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   for (const char* res : {"resourceslices", "pods"}) {
     for (const char* reason : {"gone", "error", "timeout"}) watch_restarts_->Add({{"resource", res}, {"reason", reason}});
   }
+  watch_events_ = &prometheus::BuildCounter()
+                       .Name("liken_watch_events_total")
+                       .Help("Watch events received, by resource and type (a node sees only its own pods and slices).")
+                       .Register(r);
+  for (const char* res : {"resourceslices", "pods"}) {
+    for (const char* type : {"ADDED", "MODIFIED", "DELETED", "BOOKMARK"}) {
+      watch_events_->Add({{"resource", res}, {"type", type}});
+    }
+  }
   queue_depth_ = gauge("liken_workqueue_depth", "Keys ready in the reconcile workqueue.");
   queue_retries_ = counter("liken_workqueue_retries_total", "Keys re-added to the workqueue after a failure.");
   auto& prepares = prometheus::BuildCounter().Name("liken_prepare_total").Help("Claims prepared, by result.").Register(r);
@@ -100,6 +109,12 @@ void Metrics::OnSliceWrite(std::string_view operation, std::string_view result) 
 
 void Metrics::OnWatchRestart(const std::string& resource, const std::string& reason) {
   watch_restarts_->Add({{"resource", resource}, {"reason", reason}}).Increment();
+}
+
+void Metrics::OnWatchEvent(const std::string& resource, const std::string& type) {
+  // Only the known types get a series: a server cannot grow the label set.
+  if (type != "ADDED" && type != "MODIFIED" && type != "DELETED" && type != "BOOKMARK") return;
+  watch_events_->Add({{"resource", resource}, {"type", type}}).Increment();
 }
 
 void Metrics::OnUevent(bool acted) { (acted ? uevents_acted_ : uevents_seen_)->Increment(); }

@@ -45,6 +45,7 @@ class Metrics final : public WorkQueueObserver,
   void OnSliceWrite(std::string_view operation, std::string_view result) override;
   // informers::InformerObserver.
   void OnWatchRestart(const std::string& resource, const std::string& reason) override;
+  void OnWatchEvent(const std::string& resource, const std::string& type) override;
   // UeventObserver.
   void OnUevent(bool acted) override;
   // kubelet::PluginObserver.
@@ -65,6 +66,7 @@ class Metrics final : public WorkQueueObserver,
   prometheus::Counter* uevents_seen_;
   prometheus::Counter* uevents_acted_;
   prometheus::Family<prometheus::Counter>* watch_restarts_;
+  prometheus::Family<prometheus::Counter>* watch_events_;
   prometheus::Gauge* queue_depth_;
   prometheus::Counter* queue_retries_;
   prometheus::Counter* prepare_ok_;

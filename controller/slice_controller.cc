@@ -12,7 +12,6 @@ SliceController::SliceController(SliceSync* sync, WorkQueue* queue, absl::Durati
 SliceController::~SliceController() { Stop(); }
 
 void SliceController::Enqueue() {
-  triggered_.store(true);
   queue_->Add(kKey);
 }
 
@@ -36,10 +35,10 @@ bool SliceController::ProcessOneForTest() {
 }
 
 void SliceController::Process(const std::string& key) {
-  // A pass nobody asked for since the last success is the periodic resync: read the Node again too.
-  if (!triggered_.exchange(false) && last_ok_) sync_->RecheckOwner();
+  // The periodic resync does not read the Node again: its UID is read once, and again only when a slice it
+  // owned was deleted behind our back (the garbage collector's answer to a Node re-created under a new UID)
+  // or an update found the slice gone. An idle node makes no API request.
   auto result = sync_->Sync();
-  last_ok_ = result.ok();
   passes_.fetch_add(1);
   if (result.ok()) {
     if (result->created + result->updated + result->deleted > 0) {

@@ -54,8 +54,6 @@ class SliceController : public informers::EventHandler {
   const absl::Duration resync_period_;
   const std::function<void()> after_sync_;
   std::atomic<int> passes_{0};
-  std::atomic<bool> triggered_{false};  // Enqueue was called since the last pass began
-  bool last_ok_ = false;                // the last pass succeeded (worker thread only)
   std::thread worker_;
 };
 

@@ -54,8 +54,9 @@ class SliceSync {
   absl::StatusOr<SliceSyncResult> Sync();
 
   // Makes the next Sync read the Node again (its UID owns the slices; a Node deleted and registered
-  // again under the same name has a new one). The controller calls it on each periodic resync. Not
-  // thread-safe: call it from the thread that calls Sync.
+  // again under the same name has a new one). Sync calls it itself when a slice it published is gone (the
+  // garbage collector deletes the slices of a Node re-created under a new UID); nothing reads the Node
+  // periodically. Not thread-safe: call it from the thread that calls Sync.
   void RecheckOwner();
 
  private:

@@ -171,6 +171,7 @@ absl::Status Informer::WatchOnce(bool* got_event_out) {
   absl::Status s = client_->Watch(
       options_.path, opts,
       [&](const WatchEvent& event) {
+        if (observer_ != nullptr) observer_->OnWatchEvent(options_.resource, event.type);
         Apply(event);
         got_event = true;
         return true;

@@ -34,6 +34,8 @@ class InformerObserver {
   // A watch of `resource` ended abnormally and is being re-established; `reason` is "gone", "error",
   // or "timeout".
   virtual void OnWatchRestart(const std::string& resource, const std::string& reason) = 0;
+  // A watch of `resource` delivered one event of `type` (ADDED, MODIFIED, DELETED, BOOKMARK).
+  virtual void OnWatchEvent(const std::string& resource, const std::string& type) {}
 };
 
 // What to list and watch.

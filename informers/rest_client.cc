@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "controller/rate_limiter.h"
 #include "informers/line_splitter.h"
+#include "informers/trust_store.h"
 
 namespace liken::informers {
 namespace {
@@ -135,8 +136,9 @@ class RestClient final : public KubeClient {
         stop_(stop),
         bucket_(clock, config.qps, config.burst),
         user_agent_(config.user_agent.empty() ? DefaultUserAgent() : config.user_agent),
-        client_(web::uri(config.server), ClientConfig(config, config.request_timeout)),
-        watch_client_(web::uri(config.server), ClientConfig(config, config.watch_idle_timeout)) {}
+        trust_(LoadTrust(config)),
+        client_(web::uri(config.server), ClientConfig(config, config.request_timeout, trust_)),
+        watch_client_(web::uri(config.server), ClientConfig(config, config.watch_idle_timeout, trust_)) {}
 
   absl::StatusOr<nlohmann::json> Get(const std::string& path) override {
     return JsonCall(http::methods::GET, path, "", nullptr, /*idempotent=*/true, nullptr);
@@ -178,14 +180,29 @@ class RestClient final : public KubeClient {
   }
 
  private:
-  static client::http_client_config ClientConfig(const KubeConfig& config, absl::Duration timeout) {
+  // The CA bundle parsed once for every connection; null without one (the system's trust store) or when it does
+  // not parse (then each connection adds the PEM itself and logs why it fails).
+  static std::shared_ptr<const TrustStore> LoadTrust(const KubeConfig& config) {
+    if (config.ca_pem.empty() || config.server.rfind("https:", 0) != 0) return nullptr;
+    auto trust = TrustStore::FromPem(config.ca_pem);
+    if (!trust.ok()) {
+      LogError("kube client: CA bundle rejected", {{"error", trust.status().ToString()}});
+      return nullptr;
+    }
+    return *std::move(trust);
+  }
+
+  static client::http_client_config ClientConfig(const KubeConfig& config, absl::Duration timeout,
+                                                 std::shared_ptr<const TrustStore> trust) {
     client::http_client_config c;
     c.set_timeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
     if (config.server.rfind("https:", 0) != 0) return c;
     c.set_validate_certificates(!config.insecure_skip_tls_verify);
-    std::string ca = config.ca_pem, cert = config.client_cert_pem, key = config.client_key_pem;
-    c.set_ssl_context_callback([ca, cert, key](boost::asio::ssl::context& ctx) {
+    std::string ca = trust != nullptr ? "" : config.ca_pem, cert = config.client_cert_pem, key = config.client_key_pem;
+    c.set_ssl_context_callback([trust, ca, cert, key](boost::asio::ssl::context& ctx) {
       boost::system::error_code ec;
+      // A CA given: trust exactly it (the shared store replaces the system bundle the client loaded).
+      if (trust != nullptr) trust->ApplyTo(ctx.native_handle());
       if (!ca.empty()) ctx.add_certificate_authority(boost::asio::buffer(ca.data(), ca.size()), ec);
       if (ec) LogError("kube client: CA bundle rejected", {{"error", ec.message()}});
       if (!cert.empty()) {
@@ -369,6 +386,7 @@ class RestClient final : public KubeClient {
   Cancellation* const stop_;  // may be null
   controller::TokenBucket bucket_;
   const std::string user_agent_;
+  const std::shared_ptr<const TrustStore> trust_;  // before the clients: their callbacks hold it
   client::http_client client_;
   client::http_client watch_client_;
   absl::Mutex token_mu_;

@@ -17,6 +17,12 @@ absl::Status Annotate(const absl::Status& s, absl::string_view prefix) {
 
 std::unique_ptr<grpc::Server> Listen(const std::string& path, const std::vector<grpc::Service*>& services) {
   grpc::ServerBuilder builder;
+  // One completion queue with one idle poller, not one queue per CPU core (gRPC's default: 2 x cores threads
+  // on a big node for a socket the kubelet calls a few times a minute). A call being served starts another
+  // poller, so calls still run concurrently.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
   builder.AddListeningPort(absl::StrCat("unix:", path), grpc::InsecureServerCredentials());
   for (auto* s : services) builder.RegisterService(s);
   return builder.BuildAndStart();

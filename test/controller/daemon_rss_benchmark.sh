@@ -9,13 +9,18 @@
 #   VmRSS / RssAnon / RssFile / VmHWM / Threads from /proc/<pid>/status, and the threads by name;
 #   idle CPU over LIKEN_BENCH_IDLE_SECONDS (utime+stime from /proc/<pid>/stat);
 #   API writes while idle (liken_slice_writes_total from the metrics endpoint).
+#   start-up: from the exec of the driver to registered with the kubelet (a stand-in registers as soon as the
+#   registration socket answers, as the kubelet's plugin watcher does) and the slice published (the driver's
+#   "slices published" log line), in ms;
+#   the API server's requests while idle (its own /metrics, apiserver_request_total, WATCH excluded), by kind.
 # Baselines in the same run: a bare `liken-dra healthcheck --help` (max RSS: the binary and its shared
-# libraries), and the same driver idle right after start (slice published, no claims).
+# libraries), the same driver idle right after start (slice published, no claims), and the API server's request
+# count over the same window before the driver started (the control plane's own traffic).
 #
 #   test/controller/daemon_rss_benchmark.sh
 #
 # Environment: LIKEN_DRA (default build/liken-dra), LIKEN_PREPARE_CLAIMS (default
-# build/test/kubelet/liken_prepare_claims), LIKEN_BENCH_CLAIMS (1000), LIKEN_BENCH_IDLE_SECONDS (10),
+# build/test/kubelet/liken_prepare_claims), LIKEN_BENCH_CLAIMS (1000), LIKEN_BENCH_IDLE_SECONDS (120: at least two --resync-period passes),
 # LIKEN_BENCH_PODS=1 also creates one Pod per claim bound to the node (the driver's claim cache then holds the
 # claims, as on a real node), LIKEN_BENCH_DRIVER_FLAGS (extra `liken-dra run` flags; default
 # "--kube-api-qps 100 --kube-api-burst 100", so that prepare's one GET per uncached claim is not held at 5/s),
@@ -29,7 +34,7 @@ DRA=${LIKEN_DRA:-$REPO/build/liken-dra}
 PREPARE=${LIKEN_PREPARE_CLAIMS:-$REPO/build/test/kubelet/liken_prepare_claims}
 RECORDING=$REPO/test/machines/usb-heavy.umockdev
 CLAIMS=${LIKEN_BENCH_CLAIMS:-1000}
-IDLE_SECONDS=${LIKEN_BENCH_IDLE_SECONDS:-10}
+IDLE_SECONDS=${LIKEN_BENCH_IDLE_SECONDS:-120}
 PODS=${LIKEN_BENCH_PODS:-0}
 NODE=node-a
 METRICS_PORT=${LIKEN_BENCH_METRICS_PORT:-19490}
@@ -45,7 +50,7 @@ command -v umockdev-run >/dev/null || { echo "umockdev-run is not installed" >&2
 command -v jq >/dev/null || { echo "jq is not installed" >&2; exit 1; }
 
 WORK=$(mktemp -d /dev/shm/liken-rss-bench.XXXXXX)
-export LIKEN_CLUSTER_DIR=$WORK/cluster
+export LIKEN_CLUSTER_DIR=${LIKEN_CLUSTER_DIR:-$WORK/cluster}
 DIR=$WORK/$NODE
 DRIVER_GROUP=""
 
@@ -94,11 +99,37 @@ api_setup() {
 }
 api_setup
 
+# The API server's counters as "key value" lines: all non-WATCH requests, and by verb:resource for the kinds the
+# driver reads or writes.
+request_counts() {
+  curl "${CURL_ARGS[@]}" "$API/metrics" | awk '
+    /^apiserver_request_total\{/ {
+      verb = $0; sub(/.*verb="/, "", verb); sub(/".*/, "", verb)
+      res = $0; sub(/.*resource="/, "", res); sub(/".*/, "", res)
+      if (verb != "WATCH") c["all"] += $NF
+      if ($0 !~ /subresource="[^"]/ && (res == "nodes" || res == "resourceslices" || res == "pods" || res == "resourceclaims"))
+        c[verb ":" res] += $NF
+    }
+    END { for (k in c) printf "%s %d\n", k, c[k] }' | sort
+}
+request_delta() { # BEFORE AFTER: "all N; verb:resource N, ..." of what grew
+  join -a 1 -e 0 -o 0,1.2,2.2 <(echo "$2") <(echo "$1") |
+    awk '{ d = $2 - $3; if ($1 == "all") all = d; else if (d > 0) kinds = kinds sprintf("%s %d, ", $1, d) }
+         END { printf "%d requests (of the driver'"'"'s kinds: %s)", all, kinds == "" ? "none" : kinds }'
+}
+log "the control plane alone for ${IDLE_SECONDS}s (baseline of the API server's requests)"
+sleep 5
+r0=$(request_counts); sleep "$IDLE_SECONDS"; r1=$(request_counts)
+API_BASELINE="$(request_delta "$r0" "$r1")"
+
 # --- the driver -------------------------------------------------------------------------------------------
 mkdir -p "$DIR/kubelet/plugins_registry" "$DIR/kubelet/plugins" "$DIR/cdi"
+# The kubelet's part in start-up: register as soon as the registration socket answers.
+"$PREPARE" --kubelet-root "$DIR/kubelet" --register-only --wait-seconds 120 >"$WORK/registered" 2>&1 &
+REGISTRAR=$!
 # shellcheck disable=SC2086
 TMPDIR=/dev/shm setsid umockdev-run -d "$RECORDING" -- \
-  "$DRA" run --node-name "$NODE" --kubeconfig "$LIKEN_CLUSTER_DIR/driver.kubeconfig" \
+  sh -c 'date +%s%3N >"$0"; exec "$@"' "$WORK/exec.ms" "$DRA" run --node-name "$NODE" --kubeconfig "$LIKEN_CLUSTER_DIR/driver.kubeconfig" \
   --kubelet-root "$DIR/kubelet" --cdi-root "$DIR/cdi" --metrics-address "127.0.0.1:$METRICS_PORT" \
   ${LIKEN_BENCH_DRIVER_FLAGS:---kube-api-qps 100 --kube-api-burst 100} >>"$DIR/driver.log" 2>&1 </dev/null &
 DRIVER_GROUP=$!
@@ -118,6 +149,19 @@ slice_devices() { k get resourceslices -o json | jq -r --arg n "$NODE" '.items[]
 slice_published() { [ "$(slice_devices | wc -l)" -gt 0 ]; }
 wait_until 60 slice_published || { log "no slice published"; exit 1; }
 
+wait "$REGISTRAR" || { log "the stand-in kubelet did not register: $(cat "$WORK/registered")"; exit 1; }
+startup_line() { # the start-up figure from the exec, the registration and the first "slices published" line
+  local exec_ms reg_ms slice_ts slice_ms
+  exec_ms=$(cat "$WORK/exec.ms")
+  reg_ms=$(awk '/^registered at/ { print $3 }' "$WORK/registered")
+  slice_ts=$(grep -m1 'msg="slices published"' "$DIR/driver.log" | sed -E 's/^ts=([^ ]+) .*/\1/')
+  [ -n "$slice_ts" ] || { echo "start-up: no \"slices published\" line in the driver's log"; return; }
+  slice_ms=$(date -d "$slice_ts" +%s%3N)
+  awk -v e="$exec_ms" -v r="$reg_ms" -v s="$slice_ms" 'BEGIN {
+    m = r > s ? r : s
+    printf "%-44s %d ms (registered with the kubelet after %d ms, slice published after %d ms)\n",
+      "start-up: exec to registered and published", m - e, r - e, s - e }'
+}
 mapfile -t DEVICES < <(slice_devices | sort)
 log "driver pid $PID publishes ${#DEVICES[@]} devices"
 
@@ -130,14 +174,17 @@ snapshot() { # LABEL: one line of the driver's memory figures
     "$(mb "$(status_kb "$PID" VmRSS)")" "$(mb "$(status_kb "$PID" RssAnon)")" "$(mb "$(status_kb "$PID" RssFile)")" \
     "$(mb "$(status_kb "$PID" RssShmem)")" "$(mb "$(status_kb "$PID" VmHWM)")" "$(status_kb "$PID" Threads)"
 }
-idle_window() { # LABEL: CPU and API writes over IDLE_SECONDS
-  local t0 t1 w0 w1 hz
+cpu_ns() { awk '{ s += $1 } END { printf "%d\n", s }' /proc/"$1"/task/*/schedstat; } # on-CPU time of live threads
+idle_window() { # LABEL: CPU, slice writes and the API server's requests over IDLE_SECONDS
+  local t0 t1 n0 n1 w0 w1 hz r0 r1
   hz=$(getconf CLK_TCK)
-  t0=$(cpu_ticks "$PID"); w0=$(metric liken_slice_writes_total)
+  t0=$(cpu_ticks "$PID"); n0=$(cpu_ns "$PID"); w0=$(metric liken_slice_writes_total); r0=$(request_counts)
   sleep "$IDLE_SECONDS"
-  t1=$(cpu_ticks "$PID"); w1=$(metric liken_slice_writes_total)
-  awk -v l="$1" -v d=$((t1 - t0)) -v hz="$hz" -v s="$IDLE_SECONDS" -v w=$((w1 - w0)) 'BEGIN {
-    printf "%-44s CPU %.2f s over %d s (%.2f%% of a core), slice writes %d\n", l, d / hz, s, 100 * d / hz / s, w }'
+  t1=$(cpu_ticks "$PID"); n1=$(cpu_ns "$PID"); w1=$(metric liken_slice_writes_total); r1=$(request_counts)
+  awk -v l="$1" -v d=$((t1 - t0)) -v ns=$((n1 - n0)) -v hz="$hz" -v s="$IDLE_SECONDS" -v w=$((w1 - w0)) 'BEGIN {
+    printf "%-44s CPU %.3f s over %d s (%.3f%% of a core; by schedstat %.4f%%), slice writes %d\n", l, d / hz, s,
+      100 * d / hz / s, 100 * ns / 1e9 / s, w }'
+  printf '%-44s API server: %s\n' "" "$(request_delta "$r0" "$r1")"
 }
 rss_by_mapping() { # the largest resident mappings: shared libraries by file, heap, thread stacks and anonymous
   awk '/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "" ? "[anon]" : $6); sub(/.*\//, "", name); next }
@@ -154,6 +201,8 @@ echo "liken-dra daemon footprint: $(basename "$RECORDING") (${#DEVICES[@]} devic
   "pods=$PODS, idle window ${IDLE_SECONDS}s"
 /usr/bin/time -f '%M' -o "$WORK/bare.kb" "$DRA" healthcheck --help >/dev/null
 printf '%-44s maxRSS=%s\n' "baseline: liken-dra healthcheck --help" "$(mb "$(cat "$WORK/bare.kb")")"
+printf '%-44s API server: %s over %ds\n' "baseline: the control plane alone" "$API_BASELINE" "$IDLE_SECONDS"
+startup_line
 
 wait_until 30 test -S "$DIR/kubelet/plugins_registry/liken.sh-reg.sock" || { log "no registration socket"; exit 1; }
 sleep 5  # the first reconcile passes and the claim refresh settle

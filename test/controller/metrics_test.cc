@@ -19,6 +19,8 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
            "liken_uevents_total{acted=\"true\"} 0", "liken_uevents_total{acted=\"false\"} 0",
            "liken_watch_restarts_total{reason=\"gone\",resource=\"resourceslices\"} 0",
            "liken_watch_restarts_total{reason=\"timeout\",resource=\"pods\"} 0",
+           "liken_watch_events_total{resource=\"pods\",type=\"ADDED\"} 0",
+           "liken_watch_events_total{resource=\"resourceslices\",type=\"BOOKMARK\"} 0",
            "liken_workqueue_depth 0", "liken_workqueue_retries_total 0",
            "liken_prepare_total{result=\"success\"} 0", "liken_prepare_total{result=\"error\"} 0",
            "liken_unprepare_total{result=\"success\"} 0", "liken_prepare_duration_seconds_count 0",
@@ -33,6 +35,9 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
   m.OnScan(5, 2, 1, absl::Milliseconds(3));
   m.OnSliceWrite("update", "conflict");
   m.OnWatchRestart("pods", "gone");
+  m.OnWatchEvent("pods", "MODIFIED");
+  m.OnWatchEvent("pods", "MODIFIED");
+  m.OnWatchEvent("pods", "SOMETHING-ELSE");
   m.OnUevent(true);
   m.OnUevent(false);
   m.OnUevent(false);
@@ -49,6 +54,7 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
            "liken_published_devices 5", "liken_withheld_devices 2", "liken_unclaimed_devices 1",
            "liken_slice_writes_total{operation=\"update\",result=\"conflict\"} 1",
            "liken_watch_restarts_total{reason=\"gone\",resource=\"pods\"} 1", "liken_uevents_total{acted=\"true\"} 1",
+           "liken_watch_events_total{resource=\"pods\",type=\"MODIFIED\"} 2",
            "liken_uevents_total{acted=\"false\"} 2", "liken_workqueue_depth 4", "liken_workqueue_retries_total 1",
            "liken_prepare_total{result=\"success\"} 1", "liken_prepare_total{result=\"error\"} 1",
            "liken_prepare_duration_seconds_count 2", "liken_unprepare_total{result=\"success\"} 1",
@@ -56,6 +62,7 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
            "liken_scan_duration_seconds_count 1"}) {
     EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
   }
+  EXPECT_EQ(text.find("SOMETHING-ELSE"), std::string::npos) << "an unknown event type gets no series";
 }
 
 TEST(MetricsTest, EmptyAddressTurnsTheEndpointOff) {

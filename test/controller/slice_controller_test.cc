@@ -86,7 +86,7 @@ TEST(SliceControllerTest, InvalidPoolIsNotRetriedBeforeTheResync) {
   EXPECT_EQ(controller.passes(), 2);
 }
 
-TEST(SliceControllerTest, PeriodicResyncReadsTheNodeAgain) {
+TEST(SliceControllerTest, IdleResyncsMakeNoApiRequest) {
   FakeClock clock;
   FakeKubeClient client;
   client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u1"}}}});
@@ -96,12 +96,32 @@ TEST(SliceControllerTest, PeriodicResyncReadsTheNodeAgain) {
   SliceController controller(&sync, &queue, absl::Seconds(60));
   controller.Enqueue();
   ASSERT_TRUE(controller.ProcessOneForTest());
-  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u2"}}}});
-  controller.Enqueue();  // a trigger: no Node read
+  ASSERT_EQ(client.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u1");
+  client.ClearRequests();
+  for (int i = 0; i < 60; ++i) {  // an idle hour of resyncs
+    clock.Advance(absl::Seconds(60));
+    ASSERT_TRUE(controller.ProcessOneForTest()) << "resync " << i;
+  }
+  EXPECT_EQ(controller.passes(), 61);
+  for (const auto& r : client.Requests()) ADD_FAILURE() << "idle request: " << r.verb << " " << r.path;
+}
+
+TEST(SliceControllerTest, SliceDeletedBehindOurBackReadsTheNodeAgain) {
+  FakeClock clock;
+  FakeKubeClient client;
+  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u1"}}}});
+  informers::Store cache;
+  SliceSync sync("n1", "liken.sh", &client, &cache, OneSlice);
+  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
+  SliceController controller(&sync, &queue, absl::Seconds(60));
+  controller.Enqueue();
   ASSERT_TRUE(controller.ProcessOneForTest());
-  EXPECT_EQ(client.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u1");
-  clock.Advance(absl::Seconds(60));
-  ASSERT_TRUE(controller.ProcessOneForTest());  // the resync
+  // The Node is re-created; the garbage collector deletes the slice it no longer owns, and the cache sees it.
+  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u2"}}}});
+  cache.SetResourceVersion("999999");
+  client.Remove(informers::ResourceSlicePath("n1-liken.sh"));
+  controller.Enqueue();  // the informer's delete event
+  ASSERT_TRUE(controller.ProcessOneForTest());
   EXPECT_EQ(client.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u2");
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -269,6 +270,45 @@ class RestartCounter : public InformerObserver {
   absl::Mutex mu_;
   std::vector<std::string> reasons_ ABSL_GUARDED_BY(mu_);
 };
+
+class EventCounter : public InformerObserver {
+ public:
+  void OnWatchRestart(const std::string&, const std::string&) override {}
+  void OnWatchEvent(const std::string& resource, const std::string& type) override {
+    absl::MutexLock lock(&mu_);
+    ++counts_[resource + " " + type];
+  }
+  int count(const std::string& key) {
+    absl::MutexLock lock(&mu_);
+    return counts_[key];
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, int> counts_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(InformerTest, WatchEventsAreCountedByResourceAndType) {
+  EventCounter events;
+  InformerOptions options;
+  options.resource = "pods";
+  options.path = PodsPath();
+  options.field_selector = "spec.nodeName=node-a";
+  Informer informer(client_.get(), &clock_, options, &handler_, &events);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync());
+  server_.WaitForOpenWatches(1);
+  server_.Upsert("pods", Pod("p1", "node-a"));
+  handler_.WaitFor("add:default/p1");
+  server_.Upsert("pods", Pod("p1", "node-a"));
+  handler_.WaitFor("update:default/p1");
+  server_.Delete("pods", "default/p1");
+  handler_.WaitFor("delete:default/p1");
+  informer.Stop();
+  EXPECT_EQ(events.count("pods ADDED"), 1);
+  EXPECT_EQ(events.count("pods MODIFIED"), 1);
+  EXPECT_EQ(events.count("pods DELETED"), 1);
+}
 
 TEST_F(InformerTest, AnEndlessWatchLineRelistsAfterABackoffWithBoundedMemory) {
   auto endless = FakeApiServer::EndlessWatchLine();

@@ -3,9 +3,12 @@
 // Used by test/controller/daemon_rss_benchmark.sh to put the real daemon in a state with many prepared claims.
 //
 //   liken_prepare_claims --kubelet-root DIR --claims FILE [--batch N] [--unprepare]
+//   liken_prepare_claims --kubelet-root DIR --register-only [--wait-seconds S]
 //
 // FILE has one claim per line: "<namespace> <name> <uid>". Prints how many claims were prepared (or
-// unprepared) and the first errors; exits 1 when any claim failed.
+// unprepared) and the first errors; exits 1 when any claim failed. --register-only registers and exits;
+// with --wait-seconds it retries every 2 ms until the driver's registration socket answers (as the kubelet's
+// plugin watcher notices a new socket at once), then prints "registered at <unix ms>".
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -22,6 +25,8 @@ int Run(int argc, char** argv) {
   std::string kubelet_root, claims_file;
   int batch = 100;
   bool unprepare = false;
+  bool register_only = false;
+  double wait_seconds = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--kubelet-root" && i + 1 < argc) {
@@ -32,14 +37,36 @@ int Run(int argc, char** argv) {
       batch = std::atoi(argv[++i]);
     } else if (a == "--unprepare") {
       unprepare = true;
+    } else if (a == "--register-only") {
+      register_only = true;
+    } else if (a == "--wait-seconds" && i + 1 < argc) {
+      wait_seconds = std::atof(argv[++i]);
     } else {
       kubelet_root.clear();
       break;
     }
   }
-  if (kubelet_root.empty() || claims_file.empty() || batch <= 0) {
-    std::fprintf(stderr, "usage: %s --kubelet-root DIR --claims FILE [--batch N] [--unprepare]\n", argv[0]);
+  if (kubelet_root.empty() || (claims_file.empty() && !register_only) || batch <= 0) {
+    std::fprintf(stderr,
+                 "usage: %s --kubelet-root DIR --claims FILE [--batch N] [--unprepare]\n"
+                 "       %s --kubelet-root DIR --register-only [--wait-seconds S]\n",
+                 argv[0], argv[0]);
     return 2;
+  }
+  if (register_only) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(wait_seconds);
+    while (true) {
+      auto kubelet = liken::testing::TestKubelet::Register(kubelet_root, liken::testing::DraVersion::kV1);
+      if (kubelet.ok()) {
+        std::printf("registered at %lld\n", static_cast<long long>(absl::ToUnixMillis(absl::Now())));
+        return 0;
+      }
+      if (absl::Now() >= deadline) {
+        std::fprintf(stderr, "register: %s\n", kubelet.status().ToString().c_str());
+        return 1;
+      }
+      absl::SleepFor(absl::Milliseconds(2));
+    }
   }
   std::vector<liken::kubelet::ClaimRef> refs;
   std::ifstream in(claims_file);
