@@ -4,11 +4,12 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <stop_token>
 #include <thread>
 
 #include "absl/time/time.h"
 #include "controller/slice_sync.h"
-#include "controller/workqueue.h"
+#include "common/workqueue.h"
 #include "informers/informer.h"
 
 namespace liken::controller {
@@ -56,7 +57,7 @@ class SliceController : public informers::EventHandler {
   std::atomic<int> passes_{0};
   std::atomic<bool> triggered_{false};  // Enqueue was called since the last pass began
   bool last_ok_ = false;                // the last pass succeeded (worker thread only)
-  std::thread worker_;
+  std::jthread worker_;  // stopping it shuts the queue down
 };
 
 }  // namespace liken::controller
