@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <set>
+#include <stop_token>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
