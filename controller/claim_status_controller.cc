@@ -7,7 +7,7 @@
 #include "absl/time/time.h"
 #include "apis/resource_claim.h"
 #include "common/log.h"
-#include "controller/rate_limiter.h"
+#include "common/rate_limiter.h"
 
 namespace liken::controller {
 namespace {

@@ -17,8 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "apis/device_status.h"
-#include "controller/clock.h"
-#include "controller/workqueue.h"
+#include "common/clock.h"
+#include "common/workqueue.h"
 #include "informers/claim_lookup.h"
 #include "informers/kube_client.h"
 

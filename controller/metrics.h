@@ -10,22 +10,23 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/workqueue.h"
 #include "controller/slice_sync.h"
 #include "controller/triggers.h"
-#include "controller/workqueue.h"
 #include "informers/informer.h"
-#include "kubelet/plugin_observer.h"
 
 namespace liken::controller {
 
-// All metrics, and the observer interfaces the parts report through. Thread-safe.
+// All metrics, and the observer interfaces of the floors below that report through them. The kubelet plugin
+// (a floor above) reports through kubelet::PluginMetrics, which calls the plugin methods below. Thread-safe.
 class Metrics final : public WorkQueueObserver,
                       public SliceSyncObserver,
                       public informers::InformerObserver,
-                      public UeventObserver,
-                      public kubelet::PluginObserver {
+                      public UeventObserver {
  public:
   Metrics();
 
@@ -48,13 +49,13 @@ class Metrics final : public WorkQueueObserver,
   void OnWatchEvent(const std::string& resource, const std::string& type) override;
   // UeventObserver.
   void OnUevent(bool acted) override;
-  // kubelet::PluginObserver.
-  void OnPrepare(const absl::Status& result, absl::Duration duration) override;
-  void OnUnprepare(const absl::Status& result, absl::Duration duration) override;
-  void OnRebindFailure(absl::string_view usb_interface) override;
-  void OnPreparedClaims(size_t count) override;
-  void OnRegistration(bool registered, absl::string_view error) override;
-  void OnSpecsRefreshed(int count) override;
+  // The kubelet plugin's events (kubelet::PluginObserver's, through kubelet::PluginMetrics). Thread-safe.
+  void OnPrepare(const absl::Status& result, absl::Duration duration);
+  void OnUnprepare(const absl::Status& result, absl::Duration duration);
+  void OnRebindFailure(absl::string_view usb_interface);
+  void OnPreparedClaims(size_t count);
+  void OnRegistration(bool registered, absl::string_view error);
+  void OnSpecsRefreshed(int count);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;

@@ -17,13 +17,15 @@ void SliceController::Enqueue() {
 
 void SliceController::Start() {
   Enqueue();
-  worker_ = std::thread([this] {
+  worker_ = std::jthread([this](std::stop_token stop) {
+    std::stop_callback shut_down(stop, [this] { queue_->ShutDown(); });  // wakes Get
     while (auto key = queue_->Get()) Process(*key);
   });
 }
 
 void SliceController::Stop() {
-  queue_->ShutDown();
+  queue_->ShutDown();  // also when no worker was started
+  worker_.request_stop();
   if (worker_.joinable()) worker_.join();
 }
 

@@ -4,11 +4,12 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <stop_token>
 #include <thread>
 
 #include "absl/time/time.h"
 #include "controller/slice_sync.h"
-#include "controller/workqueue.h"
+#include "common/workqueue.h"
 #include "informers/informer.h"
 
 namespace liken::controller {
@@ -54,7 +55,7 @@ class SliceController : public informers::EventHandler {
   const absl::Duration resync_period_;
   const std::function<void()> after_sync_;
   std::atomic<int> passes_{0};
-  std::thread worker_;
+  std::jthread worker_;  // stopping it shuts the queue down
 };
 
 }  // namespace liken::controller

@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -25,13 +24,12 @@ Coalescer::~Coalescer() {
   waker_.reset();
 }
 
-void Coalescer::Start() { thread_ = std::thread([this] { Run(); }); }
+void Coalescer::Start() {
+  thread_ = std::jthread([this](std::stop_token stop) { Run(std::move(stop)); });
+}
 
 void Coalescer::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stopped_ = true;
-  }
+  thread_.request_stop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -45,7 +43,12 @@ void Coalescer::Notify() {
   last_ = now;
 }
 
-void Coalescer::Run() {
+void Coalescer::Run(std::stop_token stop) {
+  // A stop request wakes the waits below: they re-check stopped_ when the callback releases mu_.
+  std::stop_callback wake(stop, [this] {
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+  });
   while (true) {
     {
       absl::MutexLock lock(&mu_);
@@ -139,10 +142,15 @@ UeventListener::UeventListener(std::unique_ptr<UeventSource> source, Coalescer* 
 
 UeventListener::~UeventListener() { Stop(); }
 
-void UeventListener::Start() { thread_ = std::thread([this] { Run(); }); }
+void UeventListener::Start() {
+  thread_ = std::jthread([this](std::stop_token stop) {
+    std::stop_callback close(stop, [this] { source_->Close(); });  // wakes a blocked Receive
+    Run();
+  });
+}
 
 void UeventListener::Stop() {
-  std::call_once(stop_once_, [this] { source_->Close(); });
+  thread_.request_stop();
   if (thread_.joinable()) thread_.join();
 }
 

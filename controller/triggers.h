@@ -1,17 +1,18 @@
-// What makes the node republish: kernel uevents (coalesced) and a periodic resync.
+// Kernel uevents that make the node republish: the netlink source, the listener that reads it, and the
+// coalescer that turns a burst into one pass. (The periodic resync is the workqueue's, slice_controller.h.)
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
+#include <stop_token>
 #include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "controller/clock.h"
+#include "common/clock.h"
 #include "controller/uevent.h"
 
 namespace liken::controller {
@@ -25,7 +26,7 @@ class Coalescer {
   ~Coalescer();  // stops
   // Starts the thread. Call once. Thread-safe.
   void Start();
-  // Stops the thread; a pending burst is dropped. Idempotent. Thread-safe.
+  // Stops the thread (through its stop token); a pending burst is dropped. Idempotent. Thread-safe.
   void Stop();
   // Records one event of a burst. Thread-safe.
   void Notify();
@@ -33,7 +34,7 @@ class Coalescer {
   int fired() const { return fired_.load(); }
 
  private:
-  void Run();
+  void Run(std::stop_token stop);
 
   Clock* const clock_;
   const absl::Duration quiet_;
@@ -42,11 +43,11 @@ class Coalescer {
   std::atomic<int> fired_{0};
   absl::Mutex mu_;
   bool pending_ ABSL_GUARDED_BY(mu_) = false;
-  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;  // the thread's stop was requested
   absl::Time first_ ABSL_GUARDED_BY(mu_);
   absl::Time last_ ABSL_GUARDED_BY(mu_);
-  std::thread thread_;
   std::unique_ptr<ScopedClockWaker> waker_;
+  std::jthread thread_;  // declared last: stopped and joined first
 };
 
 // Where uevent messages come from.
@@ -82,7 +83,7 @@ class UeventListener {
   ~UeventListener();  // stops
   // Starts the reading thread. Call once. Thread-safe.
   void Start();
-  // Closes the source and joins the thread. Idempotent. Thread-safe.
+  // Closes the source (through the thread's stop token) and joins the thread. Idempotent. Thread-safe.
   void Stop();
 
  private:
@@ -90,8 +91,7 @@ class UeventListener {
   std::unique_ptr<UeventSource> source_;
   Coalescer* const coalescer_;
   UeventObserver* const observer_;
-  std::thread thread_;
-  std::once_flag stop_once_;
+  std::jthread thread_;  // declared last: stopped and joined first
 };
 
 }  // namespace liken::controller

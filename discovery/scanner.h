@@ -1,6 +1,7 @@
 // Reads sysfs and decides, by the rules of the device contract, what this node may give a workload.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,9 @@ struct ScanOptions {
   std::string kernel_release;                 // empty: uname(2)'s release
   bool match_modules = true;                  // look up modules for unclaimed hardware (the report needs them)
 };
+
+// The clock scans are stamped with: monotonic, so a wall-clock step cannot make a fresh scan look stale.
+using ScanClock = std::chrono::steady_clock;
 
 // Scans a machine. Implementations hold no state between scans besides cached databases.
 class Scanner {

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <iterator>
 #include <set>
+#include <stop_token>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
-#include "controller/rate_limiter.h"
+#include "common/rate_limiter.h"
 
 namespace liken::informers {
 namespace {
@@ -90,11 +91,11 @@ std::vector<std::string> ClaimKeysOfPod(const nlohmann::json& pod) {
   return {keys.begin(), keys.end()};
 }
 
-ClaimCache::ClaimCache(KubeClient* client, controller::Clock* clock, const std::string& node_name,
+ClaimCache::ClaimCache(KubeClient* client, Clock* clock, const std::string& node_name,
                        InformerObserver* observer)
     : client_(client),
       pods_(client, clock, PodInformerOptions(node_name), this, observer),
-      queue_(clock, controller::NewExponentialRateLimiter(absl::Milliseconds(50), absl::Seconds(30))) {
+      queue_(clock, NewExponentialRateLimiter(absl::Milliseconds(50), absl::Seconds(30))) {
   pods_.store()->AddIndex(kClaimsIndex, [](const nlohmann::json& pod) { return ClaimKeysOfPod(pod); });
 }
 
@@ -102,19 +103,17 @@ ClaimCache::~ClaimCache() { Stop(); }
 
 void ClaimCache::Start() {
   pods_.Start();
-  worker_ = std::thread([this] {
+  worker_ = std::jthread([this](std::stop_token stop) {
+    std::stop_callback shut_down(stop, [this] { queue_.ShutDown(); });  // wakes Get
     while (ProcessOne(queue_.Get())) {
     }
   });
 }
 
 void ClaimCache::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stopped_ = true;
-  }
   pods_.Stop();
-  queue_.ShutDown();
+  queue_.ShutDown();  // also when no worker was started
+  worker_.request_stop();
   if (worker_.joinable()) worker_.join();
 }
 

@@ -11,8 +11,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "apis/resource_claim.h"
-#include "controller/clock.h"
-#include "controller/workqueue.h"
+#include "common/clock.h"
+#include "common/workqueue.h"
 #include "informers/claim_lookup.h"
 #include "informers/informer.h"
 #include "informers/kube_client.h"
@@ -28,7 +28,7 @@ std::vector<std::string> ClaimKeysOfPod(const nlohmann::json& pod);
 class ClaimCache final : public ClaimLookup, private EventHandler {
  public:
   // `client`, `clock` and `observer` (may be null) must outlive the cache.
-  ClaimCache(KubeClient* client, controller::Clock* clock, const std::string& node_name,
+  ClaimCache(KubeClient* client, Clock* clock, const std::string& node_name,
              InformerObserver* observer = nullptr);
   ~ClaimCache() override;  // stops
 
@@ -79,11 +79,10 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
 
   KubeClient* const client_;
   Informer pods_;
-  controller::WorkQueue queue_;
-  std::thread worker_;
+  WorkQueue queue_;
+  std::jthread worker_;  // stopping it shuts the queue down
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<const apis::ResourceClaim>> claims_ ABSL_GUARDED_BY(mu_);
-  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace liken::informers

@@ -17,7 +17,7 @@ std::string ResourceVersionOf(const nlohmann::json& object) {
 
 }  // namespace
 
-Informer::Informer(KubeClient* client, controller::Clock* clock, InformerOptions options, EventHandler* handler,
+Informer::Informer(KubeClient* client, Clock* clock, InformerOptions options, EventHandler* handler,
                    InformerObserver* observer)
     : client_(client),
       clock_(clock),
@@ -25,7 +25,7 @@ Informer::Informer(KubeClient* client, controller::Clock* clock, InformerOptions
       handler_(handler),
       observer_(observer),
       backoff_(options_.backoff_initial),
-      waker_(std::make_unique<controller::ScopedClockWaker>(clock, &mu_)) {}
+      waker_(std::make_unique<ScopedClockWaker>(clock, &mu_)) {}
 
 Informer::~Informer() {
   Stop();
@@ -35,7 +35,7 @@ Informer::~Informer() {
 void Informer::Start() {
   absl::MutexLock lock(&mu_);
   if (stopped_ || thread_.joinable()) return;  // a Stop that came first wins
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::jthread([this](std::stop_token stop) { Run(std::move(stop)); });
 }
 
 void Informer::Stop() {
@@ -43,8 +43,8 @@ void Informer::Stop() {
     absl::MutexLock lock(&mu_);
     stopped_ = true;  // from here on Start creates no thread, so thread_ no longer changes
   }
-  cancel_.Cancel();
   absl::MutexLock lock(&join_mu_);
+  thread_.request_stop();  // ends the list or watch in flight; stopped_ ends a backoff
   if (thread_.joinable()) thread_.join();
 }
 
@@ -71,11 +71,11 @@ bool Informer::Backoff() {
   return !stopped_;
 }
 
-absl::Status Informer::ListOnce() {
+absl::Status Informer::ListOnce(std::stop_token stop) {
   RequestOptions opts;
   opts.field_selector = options_.field_selector;
   opts.label_selector = options_.label_selector;
-  auto list = client_->List(options_.path, opts, &cancel_);
+  auto list = client_->List(options_.path, opts, std::move(stop));
   if (!list.ok()) return list.status();
   if (!list->is_object() || !list->contains("items") ||
       !((*list)["items"].is_array() || (*list)["items"].is_null())) {
@@ -158,7 +158,7 @@ void Informer::Apply(const WatchEvent& event) {
   }
 }
 
-absl::Status Informer::WatchOnce(bool* got_event_out) {
+absl::Status Informer::WatchOnce(std::stop_token stop, bool* got_event_out) {
   RequestOptions opts;
   opts.field_selector = options_.field_selector;
   opts.label_selector = options_.label_selector;
@@ -176,7 +176,7 @@ absl::Status Informer::WatchOnce(bool* got_event_out) {
         got_event = true;
         return true;
       },
-      &cancel_);
+      std::move(stop));
   // Only a watch that delivered something shows the server is healthy: a successful list does not (a
   // server answering every watch with 410 would otherwise make LIST+WATCH spin).
   if (got_event) backoff_ = options_.backoff_initial;
@@ -184,14 +184,14 @@ absl::Status Informer::WatchOnce(bool* got_event_out) {
   return s;
 }
 
-void Informer::Run() {
+void Informer::Run(std::stop_token stop) {
   while (true) {
     {
       absl::MutexLock lock(&mu_);
       if (stopped_) return;
     }
     if (resource_version_.empty()) {
-      absl::Status s = ListOnce();
+      absl::Status s = ListOnce(stop);
       if (s.code() == absl::StatusCode::kCancelled) return;
       if (!s.ok()) {
         if (IsLimitExceeded(s)) {
@@ -207,7 +207,7 @@ void Informer::Run() {
     }
     const absl::Time watch_start = clock_->Now();
     bool got_event = false;
-    absl::Status s = WatchOnce(&got_event);
+    absl::Status s = WatchOnce(stop, &got_event);
     if (s.ok()) {
       // The server ended the stream (its timeout): resume from where we are. A server that ends every
       // stream at once would make this spin, so a stream shorter than a second waits out a backoff.

@@ -5,13 +5,14 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <stop_token>
 #include <thread>
 
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "controller/clock.h"
+#include "common/clock.h"
 #include "informers/kube_client.h"
 #include "informers/store.h"
 
@@ -59,7 +60,7 @@ struct InformerOptions {
 class Informer {
  public:
   // `client`, `clock`, `handler` (may be null) and `observer` (may be null) must outlive the informer.
-  Informer(KubeClient* client, controller::Clock* clock, InformerOptions options, EventHandler* handler,
+  Informer(KubeClient* client, Clock* clock, InformerOptions options, EventHandler* handler,
            InformerObserver* observer = nullptr);
   ~Informer();  // stops
   Informer(const Informer&) = delete;
@@ -86,21 +87,22 @@ class Informer {
   int lists() const { return lists_.load(); }
 
  private:
-  void Run();
-  absl::Status ListOnce();
+  void Run(std::stop_token stop);
+  absl::Status ListOnce(std::stop_token stop);
   // One watch from resource_version_; `got_event` tells whether it delivered any event.
-  absl::Status WatchOnce(bool* got_event);
+  absl::Status WatchOnce(std::stop_token stop, bool* got_event);
   bool Backoff();  // false when stopped
   void Apply(const WatchEvent& event);
 
   KubeClient* const client_;
-  controller::Clock* const clock_;
+  Clock* const clock_;
   const InformerOptions options_;
   EventHandler* const handler_;
   InformerObserver* const observer_;
   Store store_;
-  Cancellation cancel_;
-  std::thread thread_;  // written by Start under mu_ before stopped_; joined by Stop under join_mu_ after
+  // Its stop token ends the list or watch in flight. Written by Start under mu_ before stopped_; stopped and
+  // joined by Stop under join_mu_ after.
+  std::jthread thread_;
   absl::Mutex join_mu_;
   std::atomic<int> lists_{0};
   std::string resource_version_;  // informer thread only
@@ -109,7 +111,7 @@ class Informer {
   mutable absl::Mutex mu_;
   bool synced_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  std::unique_ptr<controller::ScopedClockWaker> waker_;
+  std::unique_ptr<ScopedClockWaker> waker_;
 };
 
 }  // namespace liken::informers

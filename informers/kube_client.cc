@@ -77,39 +77,6 @@ absl::StatusOr<WatchEvent> ParseWatchEvent(std::string_view line) {
   return event;
 }
 
-Cancellation::Cancellation() = default;
-
-Cancellation::~Cancellation() = default;
-
-void Cancellation::Cancel() { source_.request_stop(); }
-
-bool Cancellation::IsCancelled() const { return source_.stop_requested(); }
-
-int Cancellation::Subscribe(std::function<void()> fn) {
-  int id;
-  {
-    absl::MutexLock lock(&mu_);
-    id = ++next_;
-  }
-  // Constructed outside the lock: on a raised flag the callback runs here, at once.
-  auto callback = std::make_unique<Callback>(source_.get_token(), std::move(fn));
-  absl::MutexLock lock(&mu_);
-  callbacks_[id] = std::move(callback);
-  return id;
-}
-
-void Cancellation::Unsubscribe(int handle) {
-  std::unique_ptr<Callback> callback;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = callbacks_.find(handle);
-    if (it == callbacks_.end()) return;
-    callback = std::move(it->second);
-    callbacks_.erase(it);
-  }
-  callback.reset();  // waits for a run in progress on another thread
-}
-
 absl::Status StatusFromHttp(int code, std::string_view body) {
   if (code >= 200 && code < 300) return absl::OkStatus();
   std::string message;

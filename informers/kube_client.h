@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -14,7 +13,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 
 namespace liken::informers {
 
@@ -43,51 +41,6 @@ struct WatchEvent {
 // Parses one line of a watch stream. InvalidArgument for a line that is not a watch event. Thread-safe.
 absl::StatusOr<WatchEvent> ParseWatchEvent(std::string_view line);
 
-// A flag that, once raised, ends the requests, watches and waits that were given it. Built on
-// std::stop_source: a callback being run by Cancel is finished before Unsubscribe returns. Thread-safe.
-class Cancellation {
- public:
-  Cancellation();
-  ~Cancellation();
-  Cancellation(const Cancellation&) = delete;
-  Cancellation& operator=(const Cancellation&) = delete;
-
-  // Raises the flag and runs the subscribed callbacks (once, on this thread). Thread-safe.
-  void Cancel();
-  // True once Cancel was called. Thread-safe.
-  bool IsCancelled() const;
-  // Runs `fn` on Cancel (at once, on this thread, when already cancelled); returns a handle for
-  // Unsubscribe. `fn` must not call Subscribe or Unsubscribe. Thread-safe.
-  int Subscribe(std::function<void()> fn);
-  // Forgets a callback; when it returns the callback is not running and will not run. Thread-safe.
-  void Unsubscribe(int handle);
-  // The underlying token, for std::stop_callback users. Thread-safe.
-  std::stop_token token() const { return source_.get_token(); }
-
- private:
-  using Callback = std::stop_callback<std::function<void()>>;
-  std::stop_source source_;
-  absl::Mutex mu_;
-  int next_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<int, std::unique_ptr<Callback>> callbacks_ ABSL_GUARDED_BY(mu_);
-};
-
-// Subscribes a callback to a Cancellation (which may be null) for the life of this object. Thread-compatible.
-class ScopedCancelCallback {
- public:
-  ScopedCancelCallback(Cancellation* cancel, std::function<void()> fn)
-      : cancel_(cancel), handle_(cancel != nullptr ? cancel->Subscribe(std::move(fn)) : 0) {}
-  ~ScopedCancelCallback() {
-    if (cancel_ != nullptr) cancel_->Unsubscribe(handle_);
-  }
-  ScopedCancelCallback(const ScopedCancelCallback&) = delete;
-  ScopedCancelCallback& operator=(const ScopedCancelCallback&) = delete;
-
- private:
-  Cancellation* const cancel_;
-  const int handle_;
-};
-
 // Called for each watch event, in order; return false to end the watch (Watch then returns OK).
 using WatchHandler = std::function<bool(const WatchEvent&)>;
 
@@ -102,10 +55,10 @@ class KubeClient {
   virtual ~KubeClient() = default;
   // GETs one object. Thread-safe.
   virtual absl::StatusOr<nlohmann::json> Get(const std::string& path) = 0;
-  // GETs a collection (a *List object with metadata.resourceVersion and items). Raising `cancel` (may be
-  // null) ends the request and its retry waits with Cancelled. Thread-safe.
+  // GETs a collection (a *List object with metadata.resourceVersion and items). Stopping `cancel` (a default
+  // token never stops) ends the request and its retry waits with Cancelled. Thread-safe.
   virtual absl::StatusOr<nlohmann::json> List(const std::string& path, const RequestOptions& options,
-                                              Cancellation* cancel) = 0;
+                                              std::stop_token cancel) = 0;
   // POSTs `object` to the collection `path`; returns the object the server stored. Thread-safe.
   virtual absl::StatusOr<nlohmann::json> Create(const std::string& path, const nlohmann::json& object) = 0;
   // PUTs `object` to the object `path` (its metadata.resourceVersion guards the write). Thread-safe.
@@ -121,11 +74,11 @@ class KubeClient {
   // DELETEs the object at `path`; with `uid` set, only if the object still has that UID. Thread-safe.
   virtual absl::Status Delete(const std::string& path, const std::string& uid = "") = 0;
   // Streams events of the collection `path` to `handler` until the server ends the stream (OK), the
-  // handler returns false (OK), `cancel` is raised (Cancelled), the stream goes silent longer than the
+  // handler returns false (OK), `cancel` is stopped (Cancelled), the stream goes silent longer than the
   // client's watch idle timeout (DeadlineExceeded), or an error (ERROR events with code 410 give
-  // OutOfRange). `cancel` may be null. Thread-safe.
+  // OutOfRange). A default `cancel` never stops. Thread-safe.
   virtual absl::Status Watch(const std::string& path, const RequestOptions& options, const WatchHandler& handler,
-                             Cancellation* cancel) = 0;
+                             std::stop_token cancel) = 0;
 };
 
 // Maps an HTTP status code and response body (a metav1.Status, or anything) to a Status carrying the

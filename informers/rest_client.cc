@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <functional>
+#include <stop_token>
 #include <system_error>
 #include <vector>
 
@@ -18,7 +20,7 @@
 #include "absl/strings/strip.h"
 #include "common/files.h"
 #include "common/log.h"
-#include "controller/rate_limiter.h"
+#include "common/rate_limiter.h"
 #include "informers/line_splitter.h"
 #include "informers/trust_store.h"
 
@@ -28,12 +30,13 @@ namespace {
 namespace http = web::http;
 namespace client = web::http::client;
 
-// One call's cancellation: the client's stop and the caller's flag (either may be null) joined into one
-// pplx token source, which ends the HTTP exchange in flight, and one flag, which ends waits. Thread-safe.
+// One call's cancellation: the client's stop and the caller's (either may be a token that never stops)
+// joined into one pplx token source, which ends the HTTP exchange in flight, and one flag, which ends
+// waits. Thread-safe.
 class CallScope {
  public:
-  CallScope(Cancellation* client_stop, Cancellation* caller)
-      : client_stop_(client_stop, [this] { Raise(); }), caller_(caller, [this] { Raise(); }) {}
+  CallScope(std::stop_token client_stop, std::stop_token caller)
+      : client_stop_(std::move(client_stop), [this] { Raise(); }), caller_(std::move(caller), [this] { Raise(); }) {}
 
   // True once either flag was raised. Thread-safe.
   bool cancelled() const {
@@ -48,9 +51,9 @@ class CallScope {
   void AbortExchange() { cts_.cancel(); }
 
   // Waits `d` on `clock`; false when cancelled first (or already). Thread-safe.
-  bool Sleep(controller::Clock* clock, absl::Duration d) {
+  bool Sleep(Clock* clock, absl::Duration d) {
     if (d <= absl::ZeroDuration()) return !cancelled();
-    controller::ScopedClockWaker waker(clock, &mu_);
+    ScopedClockWaker waker(clock, &mu_);
     absl::MutexLock lock(&mu_);
     const absl::Time deadline = clock->Now() + d;
     while (!cancelled_ && clock->Now() < deadline) {
@@ -72,8 +75,10 @@ class CallScope {
   mutable absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   pplx::cancellation_token_source cts_;
-  ScopedCancelCallback client_stop_;
-  ScopedCancelCallback caller_;
+  // Each runs Raise once its token is stopped (at once when it already is); the destructor waits for a run in
+  // progress on another thread.
+  std::stop_callback<std::function<void()>> client_stop_;
+  std::stop_callback<std::function<void()>> caller_;
 };
 
 absl::Status CancelledCall(const std::string& what) { return absl::CancelledError(what + " cancelled"); }
@@ -130,10 +135,10 @@ struct Reply {
 
 class RestClient final : public KubeClient {
  public:
-  RestClient(const KubeConfig& config, controller::Clock* clock, Cancellation* stop)
+  RestClient(const KubeConfig& config, Clock* clock, std::stop_token stop)
       : config_(config),
         clock_(clock),
-        stop_(stop),
+        stop_(std::move(stop)),
         bucket_(clock, config.qps, config.burst),
         user_agent_(config.user_agent.empty() ? DefaultUserAgent() : config.user_agent),
         trust_(LoadTrust(config)),
@@ -141,36 +146,36 @@ class RestClient final : public KubeClient {
         watch_client_(web::uri(config.server), ClientConfig(config, config.watch_idle_timeout, trust_)) {}
 
   absl::StatusOr<nlohmann::json> Get(const std::string& path) override {
-    return JsonCall(http::methods::GET, path, "", nullptr, /*idempotent=*/true, nullptr);
+    return JsonCall(http::methods::GET, path, "", nullptr, /*idempotent=*/true, {});
   }
 
   absl::StatusOr<nlohmann::json> List(const std::string& path, const RequestOptions& options,
-                                      Cancellation* cancel) override {
+                                      std::stop_token cancel) override {
     return JsonCall(http::methods::GET, path, EncodeQuery(options, /*watch=*/false), nullptr, true, cancel);
   }
 
   absl::StatusOr<nlohmann::json> Create(const std::string& path, const nlohmann::json& object) override {
-    return JsonCall(http::methods::POST, path, "", &object, false, nullptr);
+    return JsonCall(http::methods::POST, path, "", &object, false, {});
   }
 
   absl::StatusOr<nlohmann::json> Update(const std::string& path, const nlohmann::json& object) override {
-    return JsonCall(http::methods::PUT, path, "", &object, false, nullptr);
+    return JsonCall(http::methods::PUT, path, "", &object, false, {});
   }
 
   absl::StatusOr<nlohmann::json> Patch(const std::string& path, const std::string& query,
                                        const std::string& content_type, const nlohmann::json& body) override {
-    return JsonCall(http::methods::PATCH, path, query, &body, false, nullptr, content_type);
+    return JsonCall(http::methods::PATCH, path, query, &body, false, {}, content_type);
   }
 
   absl::Status Delete(const std::string& path, const std::string& uid) override {
     nlohmann::json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
     if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
-    auto result = JsonCall(http::methods::DEL, path, "", &options, true, nullptr);
+    auto result = JsonCall(http::methods::DEL, path, "", &options, true, {});
     return result.status();
   }
 
   absl::Status Watch(const std::string& path, const RequestOptions& options, const WatchHandler& handler,
-                     Cancellation* cancel) override {
+                     std::stop_token cancel) override {
     if (absl::Status s = ValidateApiPath(path); !s.ok()) return s;
     CallScope scope(stop_, cancel);
     if (!scope.Sleep(clock_, bucket_.Reserve())) return CancelledCall("watch");
@@ -278,7 +283,7 @@ class RestClient final : public KubeClient {
 
   absl::StatusOr<nlohmann::json> JsonCall(const http::method& method, const std::string& path,
                                           const std::string& query, const nlohmann::json* body, bool idempotent,
-                                          Cancellation* cancel,
+                                          std::stop_token cancel,
                                           const std::string& content_type = "application/json") {
     if (absl::Status s = ValidateApiPath(path); !s.ok()) return s;
     const std::string path_and_query = query.empty() ? path : path + "?" + query;
@@ -382,9 +387,9 @@ class RestClient final : public KubeClient {
   }
 
   const KubeConfig config_;
-  controller::Clock* const clock_;
-  Cancellation* const stop_;  // may be null
-  controller::TokenBucket bucket_;
+  Clock* const clock_;
+  const std::stop_token stop_;  // may never stop
+  TokenBucket bucket_;
   const std::string user_agent_;
   const std::shared_ptr<const TrustStore> trust_;  // before the clients: their callbacks hold it
   client::http_client client_;
@@ -446,8 +451,8 @@ absl::Status ValidateKubeConfig(const KubeConfig& config) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& config, controller::Clock* clock,
-                                                          Cancellation* stop) {
+absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& config, Clock* clock,
+                                                          std::stop_token stop) {
   if (absl::Status s = ValidateKubeConfig(config); !s.ok()) return s;
   try {
     return std::unique_ptr<KubeClient>(std::make_unique<RestClient>(config, clock, stop));

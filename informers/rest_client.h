@@ -2,9 +2,10 @@
 #pragma once
 
 #include <memory>
+#include <stop_token>
 
 #include "absl/status/statusor.h"
-#include "controller/clock.h"
+#include "common/clock.h"
 #include "informers/kube_client.h"
 #include "informers/kube_config.h"
 
@@ -18,10 +19,10 @@ absl::Status ValidateKubeConfig(const KubeConfig& config);
 // Creates a client for `config` (checked by ValidateKubeConfig): bearer token (re-read from token_file when
 // it changes), client certificate, CA; QPS/burst limits; retries of 429/5xx/transport errors with backoff
 // that honours Retry-After; User-Agent; the size limits of `config`. Every wait (rate limit, retry backoff,
-// the exchange itself) ends with Cancelled once `stop` (may be null; must outlive the client) is raised,
-// and every later call fails at once. `clock` (for waits) must outlive the client. Thread-safe.
-absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& config, controller::Clock* clock,
-                                                          Cancellation* stop = nullptr);
+// the exchange itself) ends with Cancelled once `stop` is raised (the default token never is), and every
+// later call fails at once. `clock` (for waits) must outlive the client. Thread-safe.
+absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& config, Clock* clock,
+                                                          std::stop_token stop = {});
 
 // Sizes the HTTP library's process-wide I/O thread pool (its default is 40 threads). Call once, before the
 // first client exists; later calls have no effect. The daemon needs few: watches do not hold a thread.

@@ -18,8 +18,8 @@
 
 namespace liken::kubelet {
 
-// The clock scans are stamped with: monotonic, so a wall-clock step cannot make a fresh scan look stale.
-using ScanClock = std::chrono::steady_clock;
+// The clock scans are stamped with (discovery/scanner.h).
+using ScanClock = discovery::ScanClock;
 
 // One immutable inventory, indexed by device name.
 struct InventorySnapshot {

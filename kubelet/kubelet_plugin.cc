@@ -122,19 +122,29 @@ void KubeletPlugin::Stop() {
 }
 
 void KubeletPlugin::UpdateInventory(const discovery::Inventory& inventory, ScanClock::time_point scan_started) {
-  catalog_.Update(inventory, scan_started);
-}
-
-absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims(const discovery::Inventory& inventory,
-                                                         ScanClock::time_point scan_started) {
   if (!catalog_.Update(inventory, scan_started)) {
     LogInfo("ignoring an inventory older than the one a prepare rescanned", {});
   }
+}
+
+absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims() {
   {
     absl::MutexLock lock(&mu_);
     if (!preparer_) return 0;
   }
-  return preparer_->Refresh(*catalog_.Current());
+  std::shared_ptr<const InventorySnapshot> snapshot = catalog_.Current();
+  auto refreshed = preparer_->Refresh(*snapshot);
+  // Nothing scanned yet is no news of unplugged devices.
+  if (options_.claim_listener != nullptr && snapshot->generation > 0) {
+    options_.claim_listener->OnInventory(snapshot->inventory);
+  }
+  return refreshed;
+}
+
+absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims(const discovery::Inventory& inventory,
+                                                         ScanClock::time_point scan_started) {
+  UpdateInventory(inventory, scan_started);
+  return RefreshPreparedClaims();
 }
 
 bool KubeletPlugin::registered() const {

@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cdi/claim_spec_store.h"
+#include "controller/node_devices.h"
 #include "discovery/inventory.h"
 #include "discovery/scanner.h"
 #include "informers/claim_lookup.h"
@@ -45,15 +46,17 @@ struct KubeletPluginOptions {
 };
 
 // The kubelet plugin: construct, Start(), feed inventories, Stop(). The checkpoint lives in
-// `<kubelet-root>/plugins/liken.sh/claims/<claimUID>.json`. Thread-safe.
-class KubeletPlugin {
+// `<kubelet-root>/plugins/liken.sh/claims/<claimUID>.json`. Its device catalog is the one holder of the node's
+// latest inventory; as controller::NodeDevices it takes each node pass's scan and refreshes the prepared
+// claims after it. Thread-safe.
+class KubeletPlugin final : public controller::NodeDevices {
  public:
   // `scanner` (for rescans when a claim names a device the last inventory lacks) and `lookup` are borrowed
   // and must outlive the plugin; `observer` may be null (no-op) and is
   // borrowed too. Nothing happens until Start().
   KubeletPlugin(KubeletPluginOptions options, discovery::Scanner* scanner, informers::ClaimLookup* lookup,
                 PluginObserver* observer);
-  ~KubeletPlugin();  // calls Stop()
+  ~KubeletPlugin() override;  // calls Stop()
 
   KubeletPlugin(const KubeletPlugin&) = delete;
   KubeletPlugin& operator=(const KubeletPlugin&) = delete;
@@ -70,11 +73,14 @@ class KubeletPlugin {
   // against it and health streams report it. Ignored when the plugin already holds a scan that began later
   // (a prepare's rescan); the default stamp is right only for an inventory scanned just now. Thread-safe.
   void UpdateInventory(const discovery::Inventory& inventory,
-                       ScanClock::time_point scan_started = ScanClock::now());
+                       ScanClock::time_point scan_started = ScanClock::now()) override;
 
-  // For each reconcile pass: feeds `inventory` (as UpdateInventory) and rewrites the CDI specs of prepared
-  // claims whose device nodes changed (against the freshest inventory held) or whose spec vanished. Returns
-  // how many specs it rewrote; fails (after doing the rest) when a write failed. Thread-safe.
+  // controller::NodeDevices, after each node pass: rewrites the CDI specs of prepared claims whose device nodes
+  // changed (against the freshest inventory held) or whose spec vanished; 0 before Start. Returns how many
+  // specs it rewrote; fails (after doing the rest) when a write failed. Thread-safe.
+  absl::StatusOr<int> RefreshPreparedClaims() override;
+
+  // UpdateInventory(inventory, scan_started), then RefreshPreparedClaims(). Thread-safe.
   absl::StatusOr<int> RefreshPreparedClaims(const discovery::Inventory& inventory,
                                             ScanClock::time_point scan_started = ScanClock::now());
 

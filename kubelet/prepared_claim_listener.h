@@ -1,6 +1,7 @@
 // Tells another part of the daemon (the claim status writer) which claims are prepared on this node.
 #pragma once
 
+#include "discovery/inventory.h"
 #include "kubelet/claim_ref.h"
 #include "kubelet/prepared_claim.h"
 
@@ -14,6 +15,9 @@ class PreparedClaimListener {
   // The claim `ref` is now prepared as `now` (first prepared, recovered at start-up, or its delivered nodes
   // changed), or is no longer prepared (`now` is null).
   virtual void OnPreparedClaimChanged(const ClaimRef& ref, const PreparedClaim* now) = 0;
+  // The node's inventory after a node pass refreshed the prepared claims against it (a device a prepared claim
+  // holds that is missing from it is unplugged). Called without any claim lock held.
+  virtual void OnInventory(const discovery::Inventory& inventory) = 0;
 };
 
 }  // namespace liken::kubelet

@@ -9,7 +9,7 @@
 #include "controller/claim_status_metrics.h"
 #include "informers/claim_cache.h"
 #include "informers/rest_client.h"
-#include "test/controller/fake_clock.h"
+#include "test/common/fake_clock.h"
 #include "test/informers/fake_api_server.h"
 #include "test/informers/test_util.h"
 

@@ -13,11 +13,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "controller/clock.h"
+#include "common/clock.h"
 #include "controller/slice_controller.h"
 #include "controller/slice_sync.h"
 #include "controller/triggers.h"
-#include "controller/workqueue.h"
+#include "common/workqueue.h"
 #include "informers/claim_cache.h"
 #include "informers/informer.h"
 #include "informers/rest_client.h"

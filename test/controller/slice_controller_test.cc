@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "test/controller/fake_clock.h"
+#include "test/common/fake_clock.h"
 #include "test/informers/fake_kube_client.h"
 
 namespace liken::controller {

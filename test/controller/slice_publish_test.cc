@@ -1,19 +1,17 @@
 // The slice publishing loop end to end over HTTP: RestClient, the slice informer, SliceSync and the
-// workqueue worker, against the loopback API server.
+// workqueue worker, as the node's reconciler wires them, against the loopback API server.
 #include <gtest/gtest.h>
 
+#include <stop_token>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "controller/slice_controller.h"
-#include "informers/forwarding_handler.h"
-#include "controller/slice_sync.h"
-#include "controller/workqueue.h"
-#include "informers/informer.h"
+#include "controller/node_reconciler.h"
 #include "informers/rest_client.h"
-#include "test/controller/fake_clock.h"
+#include "test/common/fake_clock.h"
 #include "test/informers/fake_api_server.h"
 #include "test/informers/test_util.h"
+#include "test/kubelet/fake_scanner.h"
 
 namespace liken::controller {
 namespace {
@@ -21,6 +19,7 @@ namespace {
 using liken::testing::DriveUntil;
 using liken::testing::FakeApiServer;
 using liken::testing::FakeClock;
+using liken::testing::FakeScanner;
 
 // Waits (wall clock; the worker and the watch run on their own threads) until `cond` holds or `limit`
 // passes; returns `cond`'s last value. A bounded wait turns a hang into a test failure.
@@ -34,6 +33,26 @@ bool WaitFor(Cond cond, absl::Duration limit = absl::Seconds(10)) {
   return true;
 }
 
+// A node without prepared claims.
+class NoClaims final : public NodeDevices {
+ public:
+  void UpdateInventory(const discovery::Inventory&, discovery::ScanClock::time_point) override {}
+  absl::StatusOr<int> RefreshPreparedClaims() override { return 0; }
+};
+
+// `count` shareable USB devices.
+discovery::Inventory Devices(int count) {
+  discovery::Inventory inventory;
+  for (int i = 0; i < count; ++i) {
+    discovery::PublishedDevice d;
+    d.name = absl::StrCat("dev-", i);
+    d.attributes["liken.sh/bus"] = std::string("usb");
+    d.allow_multiple_allocations = true;
+    inventory.published.push_back(d);
+  }
+  return inventory;
+}
+
 class SlicePublishTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -43,57 +62,25 @@ class SlicePublishTest : public ::testing::Test {
     config.qps = 0;
     config.max_retries = 0;
     client_ = *informers::NewRestClient(config, &clock_);
-    queue_ = std::make_unique<WorkQueue>(&clock_, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(1)));
-    informers::InformerOptions options;
-    options.resource = "resourceslices";
-    options.path = informers::ResourceSlicesPath();
-    options.field_selector = "spec.nodeName=node-a,spec.driver=liken.sh";
-    informer_ = std::make_unique<informers::Informer>(client_.get(), &clock_, options, &handler_);
-    sync_ = std::make_unique<SliceSync>("node-a", "liken.sh", client_.get(), informer_->store(), [this] {
-      return absl::StatusOr<std::vector<apis::ResourceSlice>>(Desired());
-    });
-    controller_ = std::make_unique<SliceController>(sync_.get(), queue_.get(), absl::Seconds(60));
-    handler_.set_target(controller_.get());  // the daemon's wiring
+    scanner_.Set(Devices(2));
+    NodeReconcilerOptions options;
+    options.node_name = "node-a";
+    reconciler_ = std::make_unique<NodeReconciler>(options, client_.get(), &clock_, &scanner_, &devices_, nullptr,
+                                                   nullptr, std::stop_token());
   }
 
-  void TearDown() override {
-    controller_->Stop();
-    informer_->Stop();
-  }
+  void TearDown() override { reconciler_->Stop(); }
 
-  std::vector<apis::ResourceSlice> Desired() {
-    absl::MutexLock lock(&mu_);
-    apis::ResourceSlice s;
-    s.metadata.name = "node-a-liken.sh";
-    s.pool.name = "node-a";
-    for (int i = 0; i < devices_; ++i) {
-      apis::SliceDevice d;
-      d.name = absl::StrCat("dev-", i);
-      d.attributes["liken.sh/bus"] = std::string("usb");
-      d.allow_multiple_allocations = true;
-      s.devices.push_back(d);
-    }
-    return {s};
-  }
-
-  void Start() {
-    informer_->Start();
-    informer_->WaitForSync();
-    controller_->Start();
-  }
+  void Start() { ASSERT_TRUE(reconciler_->Start()); }
 
   nlohmann::json Slice() { return server_.Object("resourceslices", "node-a-liken.sh"); }
 
   FakeApiServer server_;
   FakeClock clock_;
   std::unique_ptr<informers::KubeClient> client_;
-  std::unique_ptr<WorkQueue> queue_;
-  informers::ForwardingHandler handler_;
-  std::unique_ptr<informers::Informer> informer_;
-  std::unique_ptr<SliceSync> sync_;
-  std::unique_ptr<SliceController> controller_;
-  absl::Mutex mu_;
-  int devices_ ABSL_GUARDED_BY(mu_) = 2;
+  FakeScanner scanner_;
+  NoClaims devices_;
+  std::unique_ptr<NodeReconciler> reconciler_;
 };
 
 TEST_F(SlicePublishTest, PublishesThenStaysQuiet) {
@@ -104,13 +91,13 @@ TEST_F(SlicePublishTest, PublishesThenStaysQuiet) {
   Start();
   DriveUntil(&clock_, [&] { return !Slice().is_null(); }, absl::Milliseconds(10));
   // Our own write comes back through the watch and triggers passes; none of them writes again.
-  DriveUntil(&clock_, [&] { return informer_->store()->Size() == 1 && queue_->Len() == 0 && controller_->passes() >= 2; },
+  DriveUntil(&clock_, [&] { return reconciler_->slices()->Size() == 1 && reconciler_->passes() >= 2; },
              absl::Milliseconds(10));
   int writes = server_.CountWrites();
   for (int i = 0; i < 5; ++i) {
-    int passes = controller_->passes();
-    queue_->Add(SliceController::kKey);
-    ASSERT_TRUE(WaitFor([&] { return controller_->passes() != passes; })) << "pass " << i << " never ran";
+    int passes = reconciler_->passes();
+    reconciler_->Enqueue();
+    ASSERT_TRUE(WaitFor([&] { return reconciler_->passes() != passes; })) << "pass " << i << " never ran";
   }
   EXPECT_EQ(server_.CountWrites(), writes) << "idle: zero API writes";
   EXPECT_EQ(writes, 1);
@@ -129,11 +116,8 @@ TEST_F(SlicePublishTest, DeletedByTheKubeletIsPublishedAgain) {
 TEST_F(SlicePublishTest, HotPlugUpdatesTheSliceWithANewGeneration) {
   Start();
   DriveUntil(&clock_, [&] { return !Slice().is_null(); }, absl::Milliseconds(10));
-  {
-    absl::MutexLock lock(&mu_);
-    devices_ = 3;
-  }
-  queue_->Add(SliceController::kKey);  // what the uevent coalescer does
+  scanner_.Set(Devices(3));
+  reconciler_->Enqueue();  // what the uevent coalescer does
   ASSERT_TRUE(WaitFor([&] { return Slice()["spec"]["devices"].size() == 3; })) << "the hot-plug was not published";
   EXPECT_EQ(Slice()["spec"]["pool"]["generation"], 2);
 }

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/uevent.h"
-#include "test/controller/fake_clock.h"
+#include "test/common/fake_clock.h"
 
 namespace liken::controller {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "informers/rest_client.h"
-#include "test/controller/fake_clock.h"
+#include "test/common/fake_clock.h"
 #include "test/informers/fake_api_server.h"
 #include "test/informers/test_util.h"
 

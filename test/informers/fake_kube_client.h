@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,7 @@ class FakeKubeClient final : public informers::KubeClient {
   }
 
   absl::StatusOr<nlohmann::json> List(const std::string& path, const informers::RequestOptions& options,
-                                      informers::Cancellation*) override {
+                                      std::stop_token) override {
     absl::MutexLock lock(&mu_);
     Record("LIST", path, nullptr);
     if (auto f = TakeFailure("LIST", path)) return *f;
@@ -109,7 +110,7 @@ class FakeKubeClient final : public informers::KubeClient {
   }
 
   absl::Status Watch(const std::string& path, const informers::RequestOptions&, const informers::WatchHandler&,
-                     informers::Cancellation*) override {
+                     std::stop_token) override {
     absl::MutexLock lock(&mu_);
     Record("WATCH", path, nullptr);
     return absl::UnimplementedError("the fake does not stream watches");

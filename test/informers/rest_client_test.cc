@@ -7,13 +7,14 @@
 
 #include <atomic>
 #include <fstream>
+#include <stop_token>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "absl/strings/escaping.h"
 #include "informers/kube_config.h"
-#include "test/controller/fake_clock.h"
+#include "test/common/fake_clock.h"
 #include "test/informers/fake_api_server.h"
 
 namespace liken::informers {
@@ -48,7 +49,7 @@ fRMsx1LchpgBHsQLiKj+ZeQLM6RHPqwhB+8tQ9EZxlz9Qd4lmS5kO3Yd
 
 class RestClientTest : public ::testing::Test {
  protected:
-  std::unique_ptr<KubeClient> NewClient(KubeConfig config = {}, Cancellation* stop = nullptr) {
+  std::unique_ptr<KubeClient> NewClient(KubeConfig config = {}, std::stop_token stop = {}) {
     config.server = server_.url();
     auto client = NewRestClient(config, &clock_, stop);
     EXPECT_TRUE(client.ok()) << client.status();
@@ -201,12 +202,12 @@ TEST_F(RestClientTest, StopEndsARequestThatIsNeverAnswered) {
   server_.SetInterceptor(FakeApiServer::NeverAnswer());
   KubeConfig config;
   config.request_timeout = absl::Hours(1);  // only the stop can end it
-  Cancellation stop;
-  auto client = NewClient(config, &stop);
+  std::stop_source stop;
+  auto client = NewClient(config, stop.get_token());
   absl::StatusOr<nlohmann::json> result;
   std::thread t([&] { result = client->Get(NodePath("n1")); });
   server_.WaitForRequests(NodePath("n1"), false, 1);
-  stop.Cancel();
+  stop.request_stop();
   t.join();
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
   EXPECT_EQ(client->Get(NodePath("n1")).status().code(), absl::StatusCode::kCancelled) << "later calls fail at once";
@@ -218,11 +219,11 @@ TEST_F(RestClientTest, CallerCancellationEndsAListThatIsNeverAnswered) {
   KubeConfig config;
   config.request_timeout = absl::Hours(1);
   auto client = NewClient(config);
-  Cancellation cancel;
+  std::stop_source cancel;
   absl::StatusOr<nlohmann::json> result;
-  std::thread t([&] { result = client->List(PodsPath(), {}, &cancel); });
+  std::thread t([&] { result = client->List(PodsPath(), {}, cancel.get_token()); });
   server_.WaitForRequests(PodsPath(), false, 1);
-  cancel.Cancel();
+  cancel.request_stop();
   t.join();
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
 }
@@ -232,13 +233,13 @@ TEST_F(RestClientTest, StopEndsARetryBackoff) {
     out.Respond(503, R"({"code":503})");
     return true;
   });
-  Cancellation stop;
-  auto client = NewClient({}, &stop);
+  std::stop_source stop;
+  auto client = NewClient({}, stop.get_token());
   absl::StatusOr<nlohmann::json> result;
   std::thread t([&] { result = client->Get(NodePath("n1")); });
   // The fake clock never moves: only the stop can end the backoff after the first 503.
   while (clock_.waiters() == 0) std::this_thread::yield();
-  stop.Cancel();
+  stop.request_stop();
   t.join();
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
   EXPECT_EQ(server_.Requests().size(), 1u);
@@ -286,7 +287,7 @@ TEST_F(RestClientTest, AnEndlessWatchLineEndsTheWatchAtTheLimit) {
   config.max_watch_event_bytes = 1 << 20;
   auto client = NewClient(config);
   int events = 0;
-  absl::Status s = client->Watch(PodsPath(), {}, [&](const WatchEvent&) { return ++events > 0; }, nullptr);
+  absl::Status s = client->Watch(PodsPath(), {}, [&](const WatchEvent&) { return ++events > 0; }, {});
   EXPECT_TRUE(IsLimitExceeded(s)) << s;
   EXPECT_EQ(events, 0);
   server_.WaitForOpenWatches(0);
@@ -332,10 +333,10 @@ TEST_F(RestClientTest, WatchErrorEventsWithOddCodesAreErrors) {
   });
   auto client = NewClient();
   for (int i = 0; i < 3; ++i) {
-    absl::Status s = client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, nullptr);
+    absl::Status s = client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, {});
     EXPECT_EQ(HttpCodeOf(s), 500) << i << ": " << s;
   }
-  EXPECT_TRUE(IsGone(client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, nullptr)));
+  EXPECT_TRUE(IsGone(client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, {})));
 }
 
 TEST_F(RestClientTest, ErrorMessagesAreBounded) {
@@ -368,7 +369,7 @@ TEST_F(RestClientTest, PathsThatAreNoApiPathsAreNeverSent) {
     EXPECT_EQ(client->Get(path).status().code(), absl::StatusCode::kInvalidArgument) << path;
     EXPECT_EQ(client->Delete(path).code(), absl::StatusCode::kInvalidArgument) << path;
   }
-  EXPECT_EQ(client->Watch("/api/v1/../pods", {}, [](const WatchEvent&) { return false; }, nullptr).code(),
+  EXPECT_EQ(client->Watch("/api/v1/../pods", {}, [](const WatchEvent&) { return false; }, {}).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(server_.Requests().empty());
   EXPECT_TRUE(ValidateDnsSubdomain("node-a.example").ok());

@@ -8,7 +8,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "informers/informer.h"
-#include "test/controller/fake_clock.h"
+#include "test/common/fake_clock.h"
 
 namespace liken::testing {
 

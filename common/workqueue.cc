@@ -1,6 +1,6 @@
-#include "controller/workqueue.h"
+#include "common/workqueue.h"
 
-namespace liken::controller {
+namespace liken {
 
 WorkQueue::WorkQueue(Clock* clock, std::unique_ptr<RateLimiter> limiter, WorkQueueObserver* observer)
     : clock_(clock), limiter_(std::move(limiter)), observer_(observer),
@@ -159,4 +159,4 @@ std::optional<absl::Time> WorkQueue::NextReadyTime() const {
   return waiting_order_.begin()->first;
 }
 
-}  // namespace liken::controller
+}  // namespace liken

@@ -1,10 +1,10 @@
-#include "controller/rate_limiter.h"
+#include "common/rate_limiter.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-namespace liken::controller {
+namespace liken {
 namespace {
 
 class ExponentialRateLimiter final : public RateLimiter {
@@ -96,4 +96,4 @@ bool TokenBucket::TryTake() {
   return true;
 }
 
-}  // namespace liken::controller
+}  // namespace liken

@@ -1,4 +1,5 @@
-// Connects the kubelet plugin to the claim status controller: prepared claims and each scan's inventory.
+// Connects the kubelet plugin to controller/'s claim status writer: prepared claims, and the node's inventory
+// after each refresh of prepared claims.
 #pragma once
 
 #include <string>
@@ -7,21 +8,18 @@
 #include "discovery/inventory.h"
 #include "kubelet/prepared_claim_listener.h"
 
-namespace liken::cmd {
+namespace liken::kubelet {
 
 // Turns the plugin's prepared claims into the controller's handler calls (which only record and enqueue).
 // `statuses` is borrowed and must outlive the feed. Thread-safe.
-class ClaimStatusFeed final : public kubelet::PreparedClaimListener {
+class ClaimStatusFeed final : public PreparedClaimListener {
  public:
   // `pool` is the node name: only allocation results of this pool are reported.
   ClaimStatusFeed(std::string pool, controller::ClaimStatusController* statuses);
 
-  // kubelet::PreparedClaimListener.
-  void OnPreparedClaimChanged(const kubelet::ClaimRef& ref, const kubelet::PreparedClaim* now) override;
-
-  // The devices published by the latest scan (a device a prepared claim holds that is missing is unplugged).
-  // Thread-safe.
-  void OnInventory(const discovery::Inventory& inventory);
+  // PreparedClaimListener.
+  void OnPreparedClaimChanged(const ClaimRef& ref, const PreparedClaim* now) override;
+  void OnInventory(const discovery::Inventory& inventory) override;
 
  private:
   const std::string pool_;
@@ -30,6 +28,6 @@ class ClaimStatusFeed final : public kubelet::PreparedClaimListener {
 
 // What the controller reports for `claim`: one device per distinct (device, shareID) of `pool`, with the
 // /dev nodes delivered. Thread-safe.
-controller::PreparedClaimDevices ClaimDevicesOf(const kubelet::PreparedClaim& claim, const std::string& pool);
+controller::PreparedClaimDevices ClaimDevicesOf(const PreparedClaim& claim, const std::string& pool);
 
-}  // namespace liken::cmd
+}  // namespace liken::kubelet

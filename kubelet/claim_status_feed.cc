@@ -1,12 +1,12 @@
-#include "cmd/claim_status_feed.h"
+#include "kubelet/claim_status_feed.h"
 
 #include <algorithm>
 #include <set>
 #include <utility>
 
-namespace liken::cmd {
+namespace liken::kubelet {
 
-controller::PreparedClaimDevices ClaimDevicesOf(const kubelet::PreparedClaim& claim, const std::string& pool) {
+controller::PreparedClaimDevices ClaimDevicesOf(const PreparedClaim& claim, const std::string& pool) {
   controller::PreparedClaimDevices out;
   out.namespace_name = claim.ref.namespace_name;
   out.name = claim.ref.name;
@@ -32,7 +32,7 @@ controller::PreparedClaimDevices ClaimDevicesOf(const kubelet::PreparedClaim& cl
 ClaimStatusFeed::ClaimStatusFeed(std::string pool, controller::ClaimStatusController* statuses)
     : pool_(std::move(pool)), statuses_(statuses) {}
 
-void ClaimStatusFeed::OnPreparedClaimChanged(const kubelet::ClaimRef& ref, const kubelet::PreparedClaim* now) {
+void ClaimStatusFeed::OnPreparedClaimChanged(const ClaimRef& ref, const PreparedClaim* now) {
   if (now != nullptr) {
     statuses_->SetPrepared(ClaimDevicesOf(*now, pool_));
   } else {
@@ -46,4 +46,4 @@ void ClaimStatusFeed::OnInventory(const discovery::Inventory& inventory) {
   statuses_->SetPresentDevices(std::move(names));
 }
 
-}  // namespace liken::cmd
+}  // namespace liken::kubelet

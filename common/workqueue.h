@@ -12,10 +12,10 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "controller/clock.h"
-#include "controller/rate_limiter.h"
+#include "common/clock.h"
+#include "common/rate_limiter.h"
 
-namespace liken::controller {
+namespace liken {
 
 // Receives the queue's figures (for metrics). Called with the queue's lock held: must be quick and must
 // not call back into the queue. Implementations must be thread-safe.
@@ -102,4 +102,4 @@ class WorkQueue {
   std::unique_ptr<ScopedClockWaker> waker_;  // declared last: removed first
 };
 
-}  // namespace liken::controller
+}  // namespace liken

@@ -7,7 +7,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
-namespace liken::controller {
+namespace liken {
 
 // A source of time that can also block until a deadline on itself.
 class Clock {
@@ -47,4 +47,4 @@ class ScopedClockWaker {
   int handle_;
 };
 
-}  // namespace liken::controller
+}  // namespace liken

@@ -1,8 +1,8 @@
-#include "controller/clock.h"
+#include "common/clock.h"
 
 #include "absl/time/clock.h"
 
-namespace liken::controller {
+namespace liken {
 namespace {
 
 class WallClock final : public Clock {
@@ -24,4 +24,4 @@ ScopedClockWaker::ScopedClockWaker(Clock* clock, absl::Mutex* mu)
 
 ScopedClockWaker::~ScopedClockWaker() { clock_->RemoveJumpListener(handle_); }
 
-}  // namespace liken::controller
+}  // namespace liken

@@ -1,13 +1,13 @@
-#include "controller/workqueue.h"
+#include "common/workqueue.h"
 
 #include <thread>
 
 #include <gtest/gtest.h>
 
-#include "controller/rate_limiter.h"
-#include "test/controller/fake_clock.h"
+#include "common/rate_limiter.h"
+#include "test/common/fake_clock.h"
 
-namespace liken::controller {
+namespace liken {
 namespace {
 
 using liken::testing::FakeClock;
@@ -272,4 +272,4 @@ TEST(TokenBucketTest, ZeroQpsMeansUnlimited) {
 }
 
 }  // namespace
-}  // namespace liken::controller
+}  // namespace liken

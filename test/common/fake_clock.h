@@ -7,12 +7,12 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "controller/clock.h"
+#include "common/clock.h"
 
 namespace liken::testing {
 
 // Fake Clock: Now() starts at a fixed instant and changes only through Advance(). Thread-safe.
-class FakeClock final : public controller::Clock {
+class FakeClock final : public Clock {
  public:
   FakeClock() : now_ns_(absl::ToUnixNanos(absl::FromUnixSeconds(1700000000))) {}
 

@@ -6,9 +6,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "controller/clock.h"
+#include "common/clock.h"
 
-namespace liken::controller {
+namespace liken {
 
 // Decides how long a failing key waits before its next try.
 class RateLimiter {
@@ -53,4 +53,4 @@ class TokenBucket {
   absl::Time last_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace liken::controller
+}  // namespace liken

@@ -1,0 +1,88 @@
+#include "controller/node_reconciler.h"
+
+#include <malloc.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/log.h"
+#include "common/rate_limiter.h"
+#include "discovery/inventory.h"
+#include "discovery/slice_builder.h"
+
+namespace liken::controller {
+
+informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name) {
+  informers::InformerOptions options;
+  options.resource = "resourceslices";
+  options.path = informers::ResourceSlicesPath();
+  options.field_selector = absl::StrCat("spec.nodeName=", node_name, ",spec.driver=", discovery::kDriverName);
+  return options;
+}
+
+NodeReconciler::NodeReconciler(NodeReconcilerOptions options, informers::KubeClient* client, Clock* clock,
+                               discovery::Scanner* scanner, NodeDevices* devices,
+                               std::unique_ptr<UeventSource> uevents, Metrics* metrics, std::stop_token shutdown)
+    : options_(std::move(options)),
+      scanner_(scanner),
+      devices_(devices),
+      metrics_(metrics),
+      shutdown_(std::move(shutdown)),
+      queue_(clock, NewControllerRateLimiter(clock, absl::Milliseconds(5), absl::Seconds(30), 10, 100), metrics),
+      slices_(client, clock, NodeSliceInformerOptions(options_.node_name), &controller_, metrics),
+      sync_(options_.node_name, discovery::kDriverName, client, slices_.store(), [this] { return ScanAndBuild(); },
+            metrics),
+      controller_(&sync_, &queue_, options_.resync_period, [this] { RefreshPreparedClaims(); }),
+      coalescer_(clock, options_.uevent_quiet, options_.uevent_max_delay, [this] { controller_.Enqueue(); }),
+      uevents_(uevents != nullptr ? std::make_unique<UeventListener>(std::move(uevents), &coalescer_, metrics)
+                                  : nullptr),
+      stop_slices_(shutdown_, [this] { slices_.Stop(); }) {}
+
+NodeReconciler::~NodeReconciler() { Stop(); }
+
+bool NodeReconciler::Start() {
+  if (shutdown_.stop_requested()) return false;
+  slices_.Start();
+  coalescer_.Start();
+  if (uevents_ != nullptr) uevents_->Start();
+  slices_.WaitForSync();  // returns at once when the informer was stopped (shutdown)
+  if (shutdown_.stop_requested()) return false;
+  controller_.Start();
+  return true;
+}
+
+void NodeReconciler::StopTriggers() {
+  if (uevents_ != nullptr) uevents_->Stop();
+  coalescer_.Stop();
+  slices_.Stop();
+}
+
+void NodeReconciler::Stop() {
+  StopTriggers();
+  controller_.Stop();
+}
+
+void NodeReconciler::Enqueue() { controller_.Enqueue(); }
+
+bool NodeReconciler::ProcessOneForTest() { return controller_.ProcessOneForTest(); }
+
+absl::StatusOr<std::vector<apis::ResourceSlice>> NodeReconciler::ScanAndBuild() {
+  const absl::Time start = absl::Now();
+  const discovery::ScanClock::time_point started = discovery::ScanClock::now();
+  auto inventory = scanner_->Scan();
+  if (!inventory.ok()) return inventory.status();
+  if (metrics_ != nullptr) {
+    metrics_->OnScan(inventory->published.size(), inventory->withheld.size(), inventory->unclaimed.size(),
+                     absl::Now() - start);
+  }
+  devices_->UpdateInventory(*inventory, started);
+  return discovery::BuildResourceSlices(options_.node_name, *inventory, 0);
+}
+
+void NodeReconciler::RefreshPreparedClaims() {
+  if (shutdown_.stop_requested()) return;
+  auto refreshed = devices_->RefreshPreparedClaims();
+  if (!refreshed.ok()) LogWarning("claim refresh failed", {{"error", refreshed.status().ToString()}});
+  ::malloc_trim(0);  // a pass's temporary strings leave free pages inside the heap: give them back
+}
+
+}  // namespace liken::controller

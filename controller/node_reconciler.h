@@ -1,0 +1,104 @@
+// The owner of a node pass: scan → the node's inventory → desired slices → SliceSync → the refresh of
+// prepared claims; and the loop that runs it (a workqueue fed by uevents, slice events and the periodic
+// resync).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "apis/resource_slice.h"
+#include "common/clock.h"
+#include "common/workqueue.h"
+#include "controller/metrics.h"
+#include "controller/node_devices.h"
+#include "controller/slice_controller.h"
+#include "controller/slice_sync.h"
+#include "controller/triggers.h"
+#include "discovery/scanner.h"
+#include "informers/informer.h"
+#include "informers/kube_client.h"
+
+namespace liken::controller {
+
+// How the node's loop runs.
+struct NodeReconcilerOptions {
+  std::string node_name;                                      // required: the pool and the slices' node
+  absl::Duration resync_period = absl::Seconds(60);           // a full pass at least this often
+  absl::Duration uevent_quiet = absl::Milliseconds(50);       // a uevent burst ends after this much quiet...
+  absl::Duration uevent_max_delay = absl::Milliseconds(250);  // ...or this long after its first event
+};
+
+// The informer options of this node's slices (field selector spec.nodeName=<node>,spec.driver=liken.sh).
+// Thread-safe.
+informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name);
+
+// One pass, on the worker thread: scan the machine; hand the inventory to `devices` (its one holder); build
+// the desired slices from it; write the difference (SliceSync); then have `devices` refresh the prepared
+// claims against the inventory it holds (also after a failed scan or write: the CDI specs follow the
+// hardware even while the API server is away). Passes are asked for by uevents (coalesced), by any event
+// on this node's slices, by retries with backoff and by the periodic resync. Thread-safe.
+class NodeReconciler {
+ public:
+  // `client`, `clock`, `scanner`, `devices` and `metrics` (may be null) must outlive the reconciler;
+  // `uevents` (may be null: the periodic resync then notices hot-plug) is taken. Raising `shutdown` stops
+  // the slice informer at once (even during Start) and ends the refresh of prepared claims: a new driver pod
+  // may own the CDI specs by then. Nothing runs before Start.
+  NodeReconciler(NodeReconcilerOptions options, informers::KubeClient* client, Clock* clock,
+                 discovery::Scanner* scanner, NodeDevices* devices, std::unique_ptr<UeventSource> uevents,
+                 Metrics* metrics, std::stop_token shutdown);
+  ~NodeReconciler();  // Stop()
+  NodeReconciler(const NodeReconciler&) = delete;
+  NodeReconciler& operator=(const NodeReconciler&) = delete;
+
+  // Starts the slice informer and the uevent triggers, waits for the informer's first list (so the first
+  // pass compares against what the server has, not an empty cache), then starts the worker with a first
+  // pass. Returns false, without starting the worker, once `shutdown` was raised. Call once. Thread-safe.
+  bool Start();
+
+  // Stops the uevent triggers and the slice informer (a list or watch in flight ends at once): no pass is
+  // asked for any more. Idempotent. Thread-safe.
+  void StopTriggers();
+
+  // StopTriggers, then shuts the queue down and joins the worker; a pass in flight finishes first (cancel
+  // the API client's requests to end its writes at once). Idempotent. Thread-safe.
+  void Stop();
+
+  // Asks for a pass as soon as possible. Thread-safe.
+  void Enqueue();
+
+  // Runs one queued pass on the caller's thread, if one is ready; false when none was. For tests without
+  // Start's worker. Not thread-safe against a running worker.
+  bool ProcessOneForTest();
+
+  // Passes run so far (successful or not). Thread-safe.
+  int passes() const { return controller_.passes(); }
+
+  // This node's slices as the informer sees them. Thread-safe.
+  const informers::Store* slices() const { return slices_.store(); }
+
+ private:
+  // The first half of a pass: scan, hand the inventory over, build the desired slices. Worker thread.
+  absl::StatusOr<std::vector<apis::ResourceSlice>> ScanAndBuild();
+  // The last step of a pass: refresh the prepared claims (not once `shutdown` was raised). Worker thread.
+  void RefreshPreparedClaims();
+
+  const NodeReconcilerOptions options_;
+  discovery::Scanner* const scanner_;
+  NodeDevices* const devices_;
+  Metrics* const metrics_;
+  const std::stop_token shutdown_;
+  WorkQueue queue_;
+  informers::Informer slices_;  // events go to controller_ (below); stopped by Stop before it is destroyed
+  SliceSync sync_;
+  SliceController controller_;
+  Coalescer coalescer_;
+  std::unique_ptr<UeventListener> uevents_;  // null without a uevent source
+  std::stop_callback<std::function<void()>> stop_slices_;  // declared last: may run in the constructor
+};
+
+}  // namespace liken::controller
