@@ -65,8 +65,8 @@ class KubeClient {
   virtual absl::StatusOr<nlohmann::json> Update(const std::string& path, const nlohmann::json& object) = 0;
   // PATCHes the object `path` with `body`, sent as `content_type` ("application/apply-patch+yaml": server-side
   // apply; "application/merge-patch+json"), with the URL query `query` (without '?', e.g.
-  // "fieldManager=liken.sh&force=true"); returns the object the server stored. Not retried after a transport
-  // error. Clients that cannot patch return Unimplemented. Thread-safe.
+  // "fieldManager=liken.sh&force=true"); returns the object the server stored. Retried like Create and Update.
+  // Clients that cannot patch return Unimplemented. Thread-safe.
   virtual absl::StatusOr<nlohmann::json> Patch(const std::string& path, const std::string& query,
                                                const std::string& content_type, const nlohmann::json& body) {
     return absl::UnimplementedError("this client does not patch");

@@ -198,7 +198,7 @@ class ClaimStatusControllerTest : public ::testing::Test {
   std::map<std::string, std::set<std::string>> owned_ ABSL_GUARDED_BY(mu_);
 };
 
-TEST_F(ClaimStatusControllerTest, PreparedClaimGetsReadyEntriesBySeverSideApplyKeepingOtherDrivers) {
+TEST_F(ClaimStatusControllerTest, PreparedClaimGetsReadyEntriesByServerSideApplyKeepingOtherDrivers) {
   std::string uid = AddClaim("serial");
   controller_->SetPrepared(Prepared("serial", uid));
   EXPECT_EQ(controller_->DrainForTest(), 1);
