@@ -45,6 +45,7 @@ class Metrics final : public WorkQueueObserver,
   void OnSliceWrite(std::string_view operation, std::string_view result) override;
   // informers::InformerObserver.
   void OnWatchRestart(const std::string& resource, const std::string& reason) override;
+  void OnClaimGetFallback() override;
   // UeventObserver.
   void OnUevent(bool acted) override;
   // kubelet::PluginObserver.
@@ -76,6 +77,7 @@ class Metrics final : public WorkQueueObserver,
   prometheus::Gauge* prepared_claims_;
   prometheus::Counter* cdi_refreshes_;
   prometheus::Counter* rebind_failures_;
+  prometheus::Counter* claim_get_fallbacks_;
   prometheus::Gauge* registered_;
 };
 

@@ -34,6 +34,8 @@ class InformerObserver {
   // A watch of `resource` ended abnormally and is being re-established; `reason` is "gone", "error",
   // or "timeout".
   virtual void OnWatchRestart(const std::string& resource, const std::string& reason) = 0;
+  // The claim cache lacked a claim (or held a stale copy) and read it from the API server.
+  virtual void OnClaimGetFallback() {}
 };
 
 // What to list and watch.
