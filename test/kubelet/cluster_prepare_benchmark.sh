@@ -11,7 +11,7 @@
 # For each: prepare p50/p99 with one claim per call (LIKEN_BENCH_SINGLE claims, default 200), one call with
 # LIKEN_BENCH_BATCH claims (100) and the unprepare of them in one call, and the API requests per prepare read
 # from the API server's own apiserver_request_total (all clients, all resources, watches excluded) around the
-# calls, beside the driver's liken_claim_get_fallbacks_total.
+# calls (all clients; resource requests, watches excluded), beside the driver's liken_claim_get_fallbacks_total.
 # Floors in the same run: a durable small-file write (temp, fsync, rename, directory fsync) on the roots'
 # filesystem and on /dev/shm (tmpfs), 100 such writes one by one against one batch (one syncfs, one directory
 # fsync), and one GET of a claim over a kept-alive connection (curl).
@@ -83,9 +83,11 @@ grep 'client-key-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki
 API="https://127.0.0.1:$LIKEN_APISERVER_PORT"
 CURL=(curl --silent --show-error --fail --cacert "$WORK/pki/ca.crt" --cert "$WORK/pki/admin.crt" --key "$WORK/pki/admin.key")
 
-# Requests the API server answered (apiserver_request_total, watches excluded, all clients and resources).
+# Requests for resources the API server answered (apiserver_request_total, all clients; watches and
+# non-resource requests such as this script's own GET /metrics excluded).
 api_requests() {
-  "${CURL[@]}" "$API/metrics" | awk '/^apiserver_request_total\{/ && $0 !~ /verb="WATCH"/ { s += $NF } END { printf "%d\n", s }'
+  "${CURL[@]}" "$API/metrics" |
+    awk '/^apiserver_request_total\{/ && $0 !~ /verb="WATCH"/ && $0 !~ /[{,]resource=""/ { s += $NF } END { printf "%d\n", s }'
 }
 # The same for GETs of resourceclaims only.
 claim_gets() {
@@ -179,8 +181,7 @@ run_calls() { # LABEL KUBELET_ROOT CLAIMS_FILE MODE COUNT WITH_FALLBACK_METRIC(0
   r0=$(api_requests); g0=$(claim_gets); f0=$([ "$6" = 1 ] && liken_metric liken_claim_get_fallbacks_total || echo 0)
   out=$("$TIMING" calls --kubelet-root "$2" --claims "$3" --mode "$4")
   r1=$(api_requests); g1=$(claim_gets); f1=$([ "$6" = 1 ] && liken_metric liken_claim_get_fallbacks_total || echo 0)
-  # Our own two /metrics scrapes per snapshot are requests too (non-resource GETs): 2 in the window.
-  awk -v l="$1" -v r=$((r1 - r0 - 2)) -v g=$((g1 - g0)) -v f=$((f1 - f0)) -v n="$5" -v m="$6" '
+  awk -v l="$1" -v r=$((r1 - r0)) -v g=$((g1 - g0)) -v f=$((f1 - f0)) -v n="$5" -v m="$6" '
     { v[$1] = $2 }
     END {
       if ("prepare_p50_ms" in v) printf "%-34s prepare p50 %6.2f ms  p99 %6.2f ms  (unprepare p50 %.2f ms)", l, v["prepare_p50_ms"], v["prepare_p99_ms"], v["unprepare_p50_ms"]
