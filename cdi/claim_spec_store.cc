@@ -23,7 +23,8 @@ constexpr size_t kMaxSpecBytes = 4 << 20;
 
 }  // namespace
 
-ClaimSpecStore::ClaimSpecStore(std::string cdi_root) : root_(std::move(cdi_root)) {}
+ClaimSpecStore::ClaimSpecStore(std::string cdi_root, Durability durability)
+    : root_(std::move(cdi_root)), durability_(durability) {}
 
 std::string ClaimSpecStore::FileName(absl::string_view claim_uid) {
   return absl::StrCat(kPrefix, claim_uid, kSuffix);
@@ -39,10 +40,10 @@ bool ClaimSpecStore::DirectoryExists() const {
 absl::Status ClaimSpecStore::Write(absl::string_view claim_uid, const Spec& spec) const {
   const std::string name = FileName(claim_uid);
   const std::string json = SpecToJson(spec);
-  absl::Status s = WriteFileAtomically(root_, name, json);
+  absl::Status s = WriteFileAtomically(root_, name, json, durability_);
   if (absl::IsNotFound(s) && !DirectoryExists()) {
     if (auto made = EnsureDirectory(); !made.ok()) return made;
-    s = WriteFileAtomically(root_, name, json);
+    s = WriteFileAtomically(root_, name, json, durability_);
   }
   return s;
 }
@@ -77,7 +78,15 @@ bool ClaimSpecStore::Exists(absl::string_view claim_uid) const {
 }
 
 absl::Status ClaimSpecStore::Remove(absl::string_view claim_uid) const {
-  return RemoveFileIfPresent(root_, FileName(claim_uid));
+  if (durability_ == Durability::kSynced) return RemoveFileIfPresent(root_, FileName(claim_uid));
+  // Unsynced: no directory fsync either (a spec that came back after a power loss belongs to an earlier boot
+  // and is swept at start-up). The name is built from a claim UID the caller validated; no symlink is followed
+  // (unlink removes a link itself).
+  const std::string path = absl::StrCat(root_, "/", FileName(claim_uid));
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return absl::InternalError(absl::StrCat("remove ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::string>> ClaimSpecStore::ListClaimUids() const {

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cdi/cdi_spec.h"
+#include "common/atomic_file.h"
 
 namespace liken::cdi {
 
@@ -16,8 +17,9 @@ namespace liken::cdi {
 // Thread-safe; callers serialise operations on one claim UID.
 class ClaimSpecStore {
  public:
-  // `cdi_root` is the directory the container runtime reads ("/var/run/cdi").
-  explicit ClaimSpecStore(std::string cdi_root);
+  // `cdi_root` is the directory the container runtime reads ("/var/run/cdi"); `durability` of each Write
+  // (kUnsynced for specs rebuilt at start-up from a durable record).
+  explicit ClaimSpecStore(std::string cdi_root, Durability durability = Durability::kSynced);
 
   // "liken.sh-<claimUID>.json". Thread-safe.
   static std::string FileName(absl::string_view claim_uid);
@@ -28,7 +30,7 @@ class ClaimSpecStore {
   // True when the directory exists. Thread-safe.
   bool DirectoryExists() const;
 
-  // Atomically writes the claim's spec (temp file, fsync, rename), recreating the directory when it vanished
+  // Atomically writes the claim's spec (temp file, fsync when synced, rename), recreating the directory when it vanished
   // (a lost tmpfs, an operator's rm -r). Thread-safe.
   absl::Status Write(absl::string_view claim_uid, const Spec& spec) const;
 
@@ -51,6 +53,7 @@ class ClaimSpecStore {
 
  private:
   std::string root_;
+  Durability durability_;
 };
 
 }  // namespace liken::cdi

@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -11,11 +12,32 @@
 
 namespace liken {
 
+// How a replacement is made durable.
+enum class Durability {
+  kSynced,    // fsync of the temp file before the rename and of the directory after it: survives a power loss
+  kUnsynced,  // no fsync: atomic for every reader and across a crash of the process, not across a power loss
+              // (for files rebuilt at start-up from a durable record)
+};
+
 // Atomically replaces `dir`/`name` with `content` (mode 0644). Never follows a symlink: `dir` is opened
 // with O_NOFOLLOW and a symlink planted at `name` is replaced, not written through. On any failure
 // (a full disk: ResourceExhausted) the old file is left intact and the temp file removed.
 // Thread-safe for distinct names; concurrent writers of one name leave one complete version.
-absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& content);
+absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& content,
+                                 Durability durability = Durability::kSynced);
+
+// One file of a batch: its name in the directory and its new content.
+struct FileWrite {
+  std::string name;
+  std::string content;
+};
+
+// Replaces each of `files` in `dir` as WriteFileAtomically does, paying for durability once for the whole
+// batch: every temp file is written, then one syncfs(2) of `dir`'s filesystem (a single file: its own fsync),
+// then each is renamed, then one fsync of `dir`. One status per file, in order; a file that failed keeps its old version. A crash before the
+// renames leaves temp files only (RemoveLeftoverTempFiles), after them every file whole. Thread-safe for
+// distinct names.
+std::vector<absl::Status> WriteFilesAtomically(const std::string& dir, const std::vector<FileWrite>& files);
 
 // Removes `dir`/`name`; succeeds when it is already absent. Never follows a symlink in `dir`. Thread-safe.
 absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name);

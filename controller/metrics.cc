@@ -86,6 +86,8 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   prepared_claims_ = gauge("liken_prepared_claims", "Claims prepared on this node.");
   cdi_refreshes_ = counter("liken_cdi_refreshes_total", "CDI specs rewritten because their device nodes changed.");
   rebind_failures_ = counter("liken_rebind_failures_total", "USB interfaces that could not be given back to a driver.");
+  claim_get_fallbacks_ = counter("liken_claim_get_fallbacks_total",
+                                 "ResourceClaims a prepare read from the API server because the node's claim cache lacked them.");
   registered_ = gauge("liken_kubelet_registered", "1 when the kubelet accepted the plugin's registration.");
 }
 
@@ -130,6 +132,7 @@ void Metrics::OnUnprepare(const absl::Status& result, absl::Duration duration) {
 }
 
 void Metrics::OnRebindFailure(absl::string_view) { rebind_failures_->Increment(); }
+void Metrics::OnClaimGetFallback() { claim_get_fallbacks_->Increment(); }
 void Metrics::OnPreparedClaims(size_t count) { prepared_claims_->Set(static_cast<double>(count)); }
 void Metrics::OnRegistration(bool registered, absl::string_view) { registered_->Set(registered ? 1 : 0); }
 void Metrics::OnSpecsRefreshed(int count) { cdi_refreshes_->Increment(count); }

@@ -47,6 +47,7 @@ class Metrics final : public WorkQueueObserver,
   // informers::InformerObserver.
   void OnWatchRestart(const std::string& resource, const std::string& reason) override;
   void OnWatchEvent(const std::string& resource, const std::string& type) override;
+  void OnClaimGetFallback() override;
   // UeventObserver.
   void OnUevent(bool acted) override;
   // The kubelet plugin's events (kubelet::PluginObserver's, through kubelet::PluginMetrics). Thread-safe.
@@ -79,6 +80,7 @@ class Metrics final : public WorkQueueObserver,
   prometheus::Gauge* prepared_claims_;
   prometheus::Counter* cdi_refreshes_;
   prometheus::Counter* rebind_failures_;
+  prometheus::Counter* claim_get_fallbacks_;
   prometheus::Gauge* registered_;
 };
 

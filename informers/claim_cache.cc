@@ -94,6 +94,7 @@ std::vector<std::string> ClaimKeysOfPod(const nlohmann::json& pod) {
 ClaimCache::ClaimCache(KubeClient* client, Clock* clock, const std::string& node_name,
                        InformerObserver* observer)
     : client_(client),
+      observer_(observer),
       pods_(client, clock, PodInformerOptions(node_name), this, observer),
       queue_(clock, NewExponentialRateLimiter(absl::Milliseconds(50), absl::Seconds(30))) {
   pods_.store()->AddIndex(kClaimsIndex, [](const nlohmann::json& pod) { return ClaimKeysOfPod(pod); });
@@ -218,6 +219,7 @@ absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace
       return *it->second;
     }
   }
+  if (observer_ != nullptr) observer_->OnClaimGetFallback();
   auto got = client_->Get(ResourceClaimPath(namespace_name, name));
   if (!got.ok()) return got.status();
   auto claim = apis::ParseResourceClaim(*got);

@@ -43,9 +43,9 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
   // whether it arrived. Thread-safe.
   bool WaitForSync();
 
-  // ClaimLookup: the cached claim, else one GET (cached when a pod on this node names it). InvalidArgument,
-  // without a request, for a namespace that is no DNS label or a name that is no DNS subdomain. A claim from
-  // the cache has its parsed fields only (`raw` and `metadata.raw` are empty). Thread-safe.
+  // ClaimLookup: the cached claim, else one GET (counted by the observer's OnClaimGetFallback; cached when a
+  // pod on this node names it). InvalidArgument, without a request, for a namespace that is no DNS label or a
+  // name that is no DNS subdomain. A claim from the cache has its parsed fields only (`raw` and `metadata.raw` are empty). Thread-safe.
   absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name,
                                           const std::string& uid) override;
 
@@ -78,6 +78,7 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
   void StoreLocked(const std::string& key, apis::ResourceClaim claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   KubeClient* const client_;
+  InformerObserver* const observer_;  // may be null
   Informer pods_;
   WorkQueue queue_;
   std::jthread worker_;  // stopping it shuts the queue down

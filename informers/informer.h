@@ -37,6 +37,8 @@ class InformerObserver {
   virtual void OnWatchRestart(const std::string& resource, const std::string& reason) = 0;
   // A watch of `resource` delivered one event of `type` (ADDED, MODIFIED, DELETED, BOOKMARK).
   virtual void OnWatchEvent(const std::string& resource, const std::string& type) {}
+  // The claim cache lacked a claim (or held a stale copy) and read it from the API server.
+  virtual void OnClaimGetFallback() {}
 };
 
 // What to list and watch.

@@ -170,6 +170,20 @@ absl::Status ClaimCheckpoint::Save(const PreparedClaim& claim) const {
   return s;
 }
 
+std::vector<absl::Status> ClaimCheckpoint::SaveBatch(const std::vector<const PreparedClaim*>& claims) const {
+  std::vector<FileWrite> files;
+  files.reserve(claims.size());
+  for (const PreparedClaim* claim : claims) {
+    files.push_back({absl::StrCat(claim->ref.uid, kSuffix), PreparedClaimToJson(*claim, boot_id_)});
+  }
+  std::vector<absl::Status> out = WriteFilesAtomically(dir_, files);
+  if (!out.empty() && absl::IsNotFound(out.front()) && !DirectoryExists()) {  // deleted under the running daemon
+    if (auto made = EnsureDirectory(); !made.ok()) return std::vector<absl::Status>(claims.size(), made);
+    out = WriteFilesAtomically(dir_, files);
+  }
+  return out;
+}
+
 absl::StatusOr<int> ClaimCheckpoint::RemoveTempFiles(std::optional<absl::string_view> claim_uid) const {
   const std::string one = claim_uid ? absl::StrCat(*claim_uid, kSuffix) : std::string();
   return RemoveLeftoverTempFiles(dir_, [&](absl::string_view target) {

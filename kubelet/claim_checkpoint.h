@@ -60,6 +60,12 @@ class ClaimCheckpoint {
   // Thread-safe.
   absl::Status Save(const PreparedClaim& claim) const;
 
+  // Durably records each of `claims` as prepared in this boot, paying for durability once for the batch
+  // (WriteFilesAtomically: one syncfs, one directory fsync), recreating the directory when it vanished. One
+  // status per claim, in order. A crash before the renames leaves temp files only: no claim recorded.
+  // Thread-safe.
+  std::vector<absl::Status> SaveBatch(const std::vector<const PreparedClaim*>& claims) const;
+
   // Removes the temp files crashed writes left behind: of one claim, or of every claim when `claim_uid` is
   // nullopt. Returns how many. Call with the directory lock held. Thread-safe.
   absl::StatusOr<int> RemoveTempFiles(std::optional<absl::string_view> claim_uid) const;

@@ -19,112 +19,16 @@ absl::Status Annotate(const absl::Status& s, absl::string_view prefix) {
 
 }  // namespace
 
-cdi::Spec ClaimSpecFor(const PreparedClaim& claim) {
-  std::vector<cdi::ClaimDevice> devices;
-  devices.reserve(claim.delivered.size());
-  for (const auto& d : claim.delivered) {
-    cdi::ClaimDevice cd{d.name, {}};
-    for (const auto& n : d.nodes) cd.nodes.push_back({n.path, std::string(1, n.type), n.major, n.minor});
-    devices.push_back(std::move(cd));
-  }
-  return cdi::MakeClaimSpec(claim.ref.uid, devices);
-}
-
 ClaimPreparer::ClaimPreparer(std::string node_name, informers::ClaimLookup* lookup, DeviceCatalog* catalog,
                              const cdi::ClaimSpecStore* specs, const ClaimCheckpoint* checkpoint,
                              UsbRebinder* rebinder, PluginObserver* observer, const DeviceMetadataStore* metadata)
-    : node_name_(std::move(node_name)),
-      lookup_(lookup),
-      catalog_(catalog),
+    : resolver_(std::move(node_name), lookup, catalog, metadata != nullptr),
       specs_(specs),
       checkpoint_(checkpoint),
       rebinder_(rebinder),
       observer_(observer),
-      metadata_(metadata) {}
-
-cdi::Spec ClaimPreparer::SpecFor(const PreparedClaim& claim) const {
-  cdi::Spec spec = ClaimSpecFor(claim);
-  if (metadata_ == nullptr) return spec;
-  auto files = MetadataFilesFor(claim);
-  if (files.ok()) AddMetadataMounts(claim, *files, *metadata_, &spec);  // a bad name failed the prepare
-  return spec;
-}
-
-absl::Status ClaimPreparer::EnsureMetadata(const PreparedClaim& claim, bool check_content) const {
-  if (metadata_ == nullptr) return absl::OkStatus();
-  if (!check_content) {  // the cheap check of every refresh pass: one lstat per request, nothing encoded
-    std::vector<std::string> requests;
-    for (const auto& r : claim.results) {
-      if (r.request_names.empty()) continue;
-      std::string base = cdi::BaseRequestName(r.request_names.front());
-      if (std::find(requests.begin(), requests.end(), base) == requests.end()) requests.push_back(std::move(base));
-    }
-    if (metadata_->Present(claim.ref.uid, requests)) return absl::OkStatus();
-  }
-  auto files = MetadataFilesFor(claim);
-  if (!files.ok()) return files.status();
-  if (check_content && metadata_->Matches(claim.ref.uid, *files)) return absl::OkStatus();
-  return metadata_->Write(claim.ref.uid, *files);
-}
-
-// ---- slots ----
-
-std::shared_ptr<ClaimPreparer::ClaimSlot> ClaimPreparer::AcquireSlot(const std::string& uid) {
-  absl::MutexLock lock(&table_mu_);
-  auto& slot = slots_[uid];
-  if (!slot) slot = std::make_shared<ClaimSlot>();
-  return slot;
-}
-
-bool ClaimPreparer::IdleLocked(ClaimSlot& slot) {
-  if (!slot.mu.TryLock()) return false;
-  bool prepared = slot.prepared.has_value();
-  uint64_t tombstone = slot.unprepared_at;
-  slot.mu.Unlock();
-  if (prepared) return false;
-  if (tombstone == 0) return true;
-  // The tombstone matters while a prepare that arrived before the unprepare is still running.
-  return prepares_in_flight_.empty() || *prepares_in_flight_.begin() > tombstone;
-}
-
-void ClaimPreparer::ReleaseSlot(const std::string& uid, std::shared_ptr<ClaimSlot> slot) {
-  absl::MutexLock lock(&table_mu_);
-  // Only this caller and the table hold it: nobody can acquire it concurrently (that needs table_mu_).
-  if (slot.use_count() == 2 && IdleLocked(*slot)) {
-    slots_.erase(uid);
-    sweep_candidates_.erase(uid);
-    return;
-  }
-  sweep_candidates_.insert(uid);
-}
-
-void ClaimPreparer::SweepLocked() {
-  for (auto it = sweep_candidates_.begin(); it != sweep_candidates_.end();) {
-    auto slot_it = slots_.find(*it);
-    if (slot_it == slots_.end()) {
-      sweep_candidates_.erase(it++);
-      continue;
-    }
-    if (slot_it->second.use_count() == 1) {
-      ClaimSlot& slot = *slot_it->second;
-      if (IdleLocked(slot)) {
-        slots_.erase(slot_it);
-        sweep_candidates_.erase(it++);
-        continue;
-      }
-      bool prepared = false;
-      if (slot.mu.TryLock()) {
-        prepared = slot.prepared.has_value();
-        slot.mu.Unlock();
-      }
-      if (prepared) {  // a prepared slot is not a candidate until it is unprepared
-        sweep_candidates_.erase(it++);
-        continue;
-      }
-    }
-    ++it;
-  }
-}
+      metadata_(metadata),
+      files_(metadata) {}
 
 void ClaimPreparer::SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) {
   const bool was = slot.prepared.has_value();
@@ -199,10 +103,10 @@ absl::Status ClaimPreparer::Recover() {
   for (auto& claim : contents->current_boot) {
     const std::string uid = claim.ref.uid;
     known.insert(uid);
-    if (auto s = EnsureMetadata(claim, /*check_content=*/true); !s.ok()) {
+    if (auto s = files_.EnsureMetadata(claim, /*check_content=*/true); !s.ok()) {
       LogError("restore device metadata of prepared claim", {{"claim_uid", uid}, {"error", s.ToString()}});
     }
-    cdi::Spec want = SpecFor(claim);
+    cdi::Spec want = files_.SpecFor(claim);
     auto have = specs_->Read(uid);
     if (!have.ok() || !(*have == want)) {
       if (auto s = specs_->Write(uid, want); !s.ok()) {
@@ -211,9 +115,12 @@ absl::Status ClaimPreparer::Recover() {
         LogInfo("restored CDI spec of prepared claim", {{"claim_uid", uid}});
       }
     }
-    auto slot = AcquireSlot(uid);
-    absl::MutexLock lock(&slot->mu);
-    SetPrepared(*slot, std::move(claim));
+    auto slot = slots_.Acquire(uid);
+    {
+      absl::MutexLock lock(&slot->mu);
+      SetPrepared(*slot, std::move(claim));
+    }
+    slots_.Release(uid, std::move(slot));
   }
   for (const auto& uid : *spec_uids) {
     if (known.contains(uid)) continue;
@@ -232,27 +139,20 @@ absl::Status ClaimPreparer::Recover() {
 // ---- prepare ----
 
 std::vector<PrepareOutcome> ClaimPreparer::Prepare(const std::vector<ClaimRef>& claims) {
-  uint64_t seq;
-  {
-    absl::MutexLock lock(&table_mu_);
-    seq = next_seq_++;
-    prepares_in_flight_.insert(seq);
-  }
-  std::vector<PrepareOutcome> out;
-  out.reserve(claims.size());
-  for (const auto& ref : claims) {
-    absl::Time start = absl::Now();
-    out.push_back(PrepareOne(ref, seq));
-    observer_->OnPrepare(out.back().status, absl::Now() - start);
-    if (!out.back().status.ok()) {
-      LogWarning("prepare claim failed", {{"claim", ClaimName(ref)},
-                                          {"claim_uid", ref.uid},
-                                          {"error", std::string(out.back().status.message())}});
+  const absl::Time start = absl::Now();
+  const uint64_t seq = slots_.BeginPrepare();
+  std::vector<PrepareOutcome> out(claims.size());
+  PrepareBatch(claims, seq, &out);
+  slots_.EndPrepare(seq);
+  const absl::Duration took = absl::Now() - start;  // every claim's answer waits for the whole call
+  for (size_t i = 0; i < claims.size(); ++i) {
+    observer_->OnPrepare(out[i].status, took);
+    if (!out[i].status.ok()) {
+      LogWarning("prepare claim failed", {{"claim", ClaimName(claims[i])},
+                                          {"claim_uid", claims[i].uid},
+                                          {"error", std::string(out[i].status.message())}});
     }
   }
-  absl::MutexLock lock(&table_mu_);
-  prepares_in_flight_.erase(prepares_in_flight_.find(seq));
-  SweepLocked();
   return out;
 }
 
@@ -283,137 +183,113 @@ std::optional<PrepareOutcome> ClaimPreparer::AnswerPrepared(ClaimSlot& slot, con
         return PrepareOutcome{{}, Annotate(s, "record prepared claim again: ")};
       }
     }
-    if (auto s = EnsureMetadata(prepared, /*check_content=*/false); !s.ok()) {
+    if (auto s = files_.EnsureMetadata(prepared, /*check_content=*/false); !s.ok()) {
       return PrepareOutcome{{}, Annotate(s, "rewrite device metadata: ")};
     }
-    if (auto s = specs_->Write(ref.uid, SpecFor(prepared)); !s.ok()) {
+    if (auto s = specs_->Write(ref.uid, files_.SpecFor(prepared)); !s.ok()) {
       return PrepareOutcome{{}, Annotate(s, "rewrite vanished CDI spec: ")};
     }
     LogInfo("rewrote vanished CDI spec", {{"claim_uid", ref.uid}});
-  } else if (auto s = EnsureMetadata(prepared, /*check_content=*/false); !s.ok()) {
+  } else if (auto s = files_.EnsureMetadata(prepared, /*check_content=*/false); !s.ok()) {
     return PrepareOutcome{{}, Annotate(s, "rewrite device metadata: ")};
   }
   return PrepareOutcome{prepared.results, absl::OkStatus()};
 }
 
-absl::StatusOr<PreparedClaim> ClaimPreparer::BuildPreparedClaim(const ClaimRef& ref) {
-  const std::string what = absl::StrCat("ResourceClaim ", ClaimName(ref));
-  auto claim = lookup_->Get(ref.namespace_name, ref.name, ref.uid);
-  if (!claim.ok()) {
-    if (absl::IsNotFound(claim.status())) return absl::NotFoundError(absl::StrCat(what, " not found"));
-    return absl::UnavailableError(absl::StrCat("read ", what, ": ", claim.status().message()));
-  }
-  if (claim->metadata.uid != ref.uid) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(what, " has UID ", claim->metadata.uid, ", not the requested ", ref.uid,
-                     ": the claim was deleted and created again"));
-  }
-  if (!claim->allocated) return absl::FailedPreconditionError(absl::StrCat(what, " is not allocated"));
-  auto results = claim->ResultsFor(discovery::kDriverName, node_name_);
-  if (results.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(what, " has no device of driver ", discovery::kDriverName,
-                                                      " allocated in pool ", node_name_));
-  }
-  PreparedClaim prepared;
-  prepared.ref = ref;
-  if (auto a = claim->metadata.raw.find("annotations"); a != claim->metadata.raw.end() && a->is_object()) {
-    if (auto p = a->find(cdi::kPodClaimNameAnnotation); p != a->end() && p->is_string()) {
-      prepared.pod_claim_name = p->get<std::string>();
-    }
-  }
-  std::vector<std::string> names;
-  for (const auto& r : results) {
-    if (!cdi::IsValidDeviceName(cdi::ClaimDeviceName(ref.uid, r.device))) {
-      return absl::FailedPreconditionError(absl::StrCat(what, " allocates device '", r.device,
-                                                        "', which is not a valid device name"));
-    }
-    if (std::find(names.begin(), names.end(), r.device) == names.end()) names.push_back(r.device);
-    PreparedResult pr;
-    pr.request_names = {r.request};
-    pr.pool = r.pool;
-    pr.device = r.device;
-    pr.cdi_device_ids = {cdi::ClaimDeviceId(ref.uid, r.device)};
-    pr.share_id = r.share_id;
-    prepared.results.push_back(std::move(pr));
-  }
-  auto devices = catalog_->Resolve(names);
-  if (!devices.ok()) return Annotate(devices.status(), absl::StrCat(what, ": "));
-  for (auto& d : *devices) {
-    prepared.delivered.push_back(
-        {d.name, std::move(d.nodes), std::move(d.usb_interfaces), std::move(d.sysfs_path), std::move(d.attributes)});
-  }
-  if (metadata_ != nullptr) {
-    auto files = MetadataFilesFor(prepared);
-    if (!files.ok()) return Annotate(files.status(), absl::StrCat(what, ": device metadata: "));
-    AddMetadataCdiIds(*files, &prepared);
-  }
-  return prepared;
-}
-
-PrepareOutcome ClaimPreparer::PrepareOne(const ClaimRef& ref, uint64_t seq) {
-  auto slot = AcquireSlot(ref.uid);
-  PrepareOutcome outcome;
-  bool done = false;
-  {
-    absl::MutexLock lock(&slot->mu);
-    if (slot->prepared) {
-      if (auto answer = AnswerPrepared(*slot, ref)) {
-        outcome = *std::move(answer);
-        done = true;
-      }
-    }
-  }
-  if (!done) {
-    auto built = BuildPreparedClaim(ref);
-    absl::MutexLock lock(&slot->mu);
+void ClaimPreparer::PrepareBatch(const std::vector<ClaimRef>& claims, uint64_t seq, std::vector<PrepareOutcome>* out) {
+  struct Pending {
+    size_t index;
+    ClaimSlotTable::Held slot;
+  };
+  std::vector<Pending> pending;
+  std::vector<const ClaimRef*> to_read;
+  for (size_t i = 0; i < claims.size(); ++i) {  // the prepared ones answer from their record, no read
+    const ClaimRef& ref = claims[i];
+    auto slot = slots_.Acquire(ref.uid);
     std::optional<PrepareOutcome> answer;
-    if (slot->unprepared_at > seq) {
-      outcome.status = absl::AbortedError(absl::StrCat(
-          "claim ", ref.uid, " was unprepared after this prepare request arrived; not preparing it again"));
-    } else if (slot->prepared && (answer = AnswerPrepared(*slot, ref))) {
-      outcome = *std::move(answer);
-    } else if (!built.ok()) {
-      outcome.status = built.status();
-    } else {
-      outcome.status = WriteClaimFiles(*built);
-      if (outcome.status.ok()) {
-        outcome.devices = built->results;
-        SetPrepared(*slot, std::move(*built));
+    {
+      absl::MutexLock lock(&slot->mu);
+      if (slot->prepared) answer = AnswerPrepared(*slot, ref);
+    }
+    if (answer) {
+      (*out)[i] = *std::move(answer);
+      slots_.Release(ref.uid, std::move(slot));
+      continue;
+    }
+    pending.push_back({i, std::move(slot)});
+    to_read.push_back(&ref);
+  }
+  std::vector<absl::StatusOr<PreparedClaim>> built = resolver_.ResolveAll(to_read);  // no slot locked
+  std::vector<ClaimSlot*> slots;
+  for (const auto& p : pending) slots.push_back(p.slot.get());
+  {
+    ClaimSlotLocks locks(std::move(slots));
+    std::vector<const PreparedClaim*> batch;
+    std::vector<size_t> batch_at;  // index into pending
+    for (size_t k = 0; k < pending.size(); ++k) {
+      ClaimSlot& slot = *pending[k].slot;
+      slot.mu.AssertHeld();
+      PrepareOutcome& o = (*out)[pending[k].index];
+      const ClaimRef& ref = claims[pending[k].index];
+      std::optional<PrepareOutcome> answer;
+      if (slot.unprepared_at > seq) {
+        o.status = absl::AbortedError(absl::StrCat(
+            "claim ", ref.uid, " was unprepared after this prepare request arrived; not preparing it again"));
+      } else if (slot.prepared && (answer = AnswerPrepared(slot, ref))) {  // a concurrent call prepared it
+        o = *std::move(answer);
+      } else if (!built[k].ok()) {
+        o.status = built[k].status();
+      } else {
+        batch.push_back(&*built[k]);
+        batch_at.push_back(k);
       }
     }
+    std::vector<absl::Status> written = WriteClaimFiles(batch);
+    for (size_t j = 0; j < batch_at.size(); ++j) {
+      const size_t k = batch_at[j];
+      ClaimSlot& slot = *pending[k].slot;
+      slot.mu.AssertHeld();
+      PrepareOutcome& o = (*out)[pending[k].index];
+      o.status = written[j];
+      if (!o.status.ok()) continue;
+      o.devices = built[k]->results;
+      SetPrepared(slot, *std::move(built[k]));
+    }
   }
-  ReleaseSlot(ref.uid, std::move(slot));
-  return outcome;
+  for (auto& p : pending) slots_.Release(claims[p.index].uid, std::move(p.slot));
 }
 
-absl::Status ClaimPreparer::WriteClaimFiles(const PreparedClaim& claim) {
+std::vector<absl::Status> ClaimPreparer::WriteClaimFiles(const std::vector<const PreparedClaim*>& claims) {
+  if (claims.empty()) return {};
   auto dir_lock = checkpoint_->LockDirectory();
-  if (!dir_lock.ok()) return Annotate(dir_lock.status(), "lock claims directory: ");
-  if (auto s = checkpoint_->Save(claim); !s.ok()) return Annotate(s, "record prepared claim: ");
-  if (auto m = EnsureMetadata(claim, /*check_content=*/true); !m.ok()) {
-    if (auto r = checkpoint_->Remove(claim.ref.uid); !r.ok()) {
-      LogError("remove claim record after a failed metadata write", {{"claim_uid", claim.ref.uid}, {"error", r.ToString()}});
-    }
-    return Annotate(m, "write device metadata: ");
+  if (!dir_lock.ok()) {
+    return std::vector<absl::Status>(claims.size(), Annotate(dir_lock.status(), "lock claims directory: "));
   }
-  if (auto w = specs_->Write(claim.ref.uid, SpecFor(claim)); !w.ok()) {
-    if (metadata_ != nullptr) (void)metadata_->Remove(claim.ref.uid);
-    if (auto r = checkpoint_->Remove(claim.ref.uid); !r.ok()) {
-      LogError("remove claim record after a failed CDI write", {{"claim_uid", claim.ref.uid}, {"error", r.ToString()}});
+  std::vector<absl::Status> out = checkpoint_->SaveBatch(claims);
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const PreparedClaim& claim = *claims[i];
+    if (!out[i].ok()) {
+      out[i] = Annotate(out[i], "record prepared claim: ");
+      continue;
     }
-    return Annotate(w, "write CDI spec: ");
+    if (auto m = files_.EnsureMetadata(claim, /*check_content=*/true); !m.ok()) {
+      out[i] = Annotate(m, "write device metadata: ");
+    } else if (auto w = specs_->Write(claim.ref.uid, files_.SpecFor(claim)); !w.ok()) {
+      if (metadata_ != nullptr) (void)metadata_->Remove(claim.ref.uid);
+      out[i] = Annotate(w, "write CDI spec: ");
+    }
+    if (out[i].ok()) continue;
+    if (auto r = checkpoint_->Remove(claim.ref.uid); !r.ok()) {
+      LogError("remove claim record after a failed write", {{"claim_uid", claim.ref.uid}, {"error", r.ToString()}});
+    }
   }
-  return absl::OkStatus();
+  return out;
 }
 
 // ---- unprepare ----
 
 std::vector<absl::Status> ClaimPreparer::Unprepare(const std::vector<ClaimRef>& claims) {
-  uint64_t seq;
-  {
-    absl::MutexLock lock(&table_mu_);
-    seq = next_seq_++;
-  }
+  const uint64_t seq = slots_.BeginUnprepare();
   std::vector<absl::Status> out;
   out.reserve(claims.size());
   for (const auto& ref : claims) {
@@ -424,8 +300,7 @@ std::vector<absl::Status> ClaimPreparer::Unprepare(const std::vector<ClaimRef>& 
       LogWarning("unprepare claim failed", {{"claim_uid", ref.uid}, {"error", std::string(out.back().message())}});
     }
   }
-  absl::MutexLock lock(&table_mu_);
-  SweepLocked();
+  slots_.Sweep();
   return out;
 }
 
@@ -442,7 +317,7 @@ void ClaimPreparer::Rebind(const PreparedClaim& claim) {
 }
 
 absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
-  auto slot = AcquireSlot(ref.uid);
+  auto slot = slots_.Acquire(ref.uid);
   absl::Status status;
   {
     absl::MutexLock lock(&slot->mu);
@@ -477,19 +352,14 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
       }
     }
   }
-  ReleaseSlot(ref.uid, std::move(slot));
+  slots_.Release(ref.uid, std::move(slot));
   return status;
 }
 
 // ---- refresh ----
 
 absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
-  std::vector<std::pair<std::string, std::shared_ptr<ClaimSlot>>> slots;
-  {
-    absl::MutexLock lock(&table_mu_);
-    slots.reserve(slots_.size());
-    for (const auto& [uid, slot] : slots_) slots.emplace_back(uid, slot);
-  }
+  auto slots = slots_.Snapshot();
   int rewritten = 0;
   absl::Status first_error;
   std::vector<std::string> forgotten;
@@ -511,28 +381,10 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
     absl::MutexLock lock(&slot->mu);
     if (!slot->prepared) continue;
     const PreparedClaim& current = *slot->prepared;
-    std::optional<PreparedClaim> updated;  // copied only when a device changed (the common pass has none)
-    for (size_t i = 0; i < current.delivered.size(); ++i) {
-      const DeliveredDevice& d = current.delivered[i];
-      const discovery::PublishedDevice* now = snapshot.Find(d.name);
-      if (now == nullptr) continue;
-      const bool attributes_changed = metadata_ != nullptr && now->attributes != d.attributes;
-      if (now->nodes != d.nodes || now->usb_interfaces != d.usb_interfaces || now->sysfs_path != d.sysfs_path ||
-          attributes_changed) {
-        if (!updated) {
-          updated = current;
-          ++updated->metadata_generation;
-        }
-        DeliveredDevice& u = updated->delivered[i];
-        u.nodes = now->nodes;
-        u.usb_interfaces = now->usb_interfaces;
-        u.sysfs_path = now->sysfs_path;
-        if (metadata_ != nullptr) u.attributes = now->attributes;
-      }
-    }
+    std::optional<PreparedClaim> updated = files_.Rebased(current, snapshot);  // the common pass: nullopt
     const bool changed = updated.has_value();
     const auto ensure_metadata = [&, &claim_uid = uid](const PreparedClaim& claim, bool check_content) {
-      if (auto m = EnsureMetadata(claim, check_content); !m.ok()) {
+      if (auto m = files_.EnsureMetadata(claim, check_content); !m.ok()) {
         if (first_error.ok()) {
           first_error = Annotate(m, absl::StrCat("write device metadata of claim ", claim_uid, ": "));
         }
@@ -568,7 +420,7 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
     }
     if (!ensure_metadata(changed ? *updated : current, /*check_content=*/changed)) continue;
     if (changed || !spec_present) {
-      if (auto s = specs_->Write(uid, SpecFor(changed ? *updated : current)); !s.ok()) {
+      if (auto s = specs_->Write(uid, files_.SpecFor(changed ? *updated : current)); !s.ok()) {
         if (first_error.ok()) first_error = Annotate(s, absl::StrCat("write CDI spec of claim ", uid, ": "));
         continue;
       }
@@ -579,11 +431,7 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
     if (changed) SetPrepared(*slot, std::move(updated));
   }
   slots.clear();
-  {
-    absl::MutexLock lock(&table_mu_);
-    for (auto& uid : forgotten) sweep_candidates_.insert(std::move(uid));
-    SweepLocked();
-  }
+  slots_.Forgotten(std::move(forgotten));
   if (rewritten > 0) observer_->OnSpecsRefreshed(rewritten);
   if (!first_error.ok()) return first_error;
   return rewritten;

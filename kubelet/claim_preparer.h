@@ -20,13 +20,17 @@
 //    sharing the directories (a rolling update) never interleave on one claim. Start-up recovery holds it
 //    throughout and removes the temp files a crash left; so does the unprepare of the last prepared claim.
 //  - A vanished CDI or claims directory is recreated by the next Refresh, with every prepared claim's files.
+//  - Group commit: one call with N claims reads them concurrently (ClaimResolver), then records all of them
+//    in one batch (ClaimCheckpoint::SaveBatch: one syncfs, one directory fsync) before writing their metadata
+//    files and CDI specs. KubeletPlugin has those written without fsync: they are rebuilt from the records at
+//    start-up, and after a power loss (a new boot) the records are dropped anyway.
+//  - Per-claim serialisation and tombstones live in ClaimSlotTable (claim_slot_table.h).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -40,7 +44,10 @@
 #include "cdi/claim_spec_store.h"
 #include "informers/claim_lookup.h"
 #include "kubelet/claim_checkpoint.h"
+#include "kubelet/claim_files.h"
 #include "kubelet/claim_ref.h"
+#include "kubelet/claim_resolver.h"
+#include "kubelet/claim_slot_table.h"
 #include "kubelet/device_catalog.h"
 #include "kubelet/device_metadata_writer.h"
 #include "kubelet/plugin_observer.h"
@@ -55,9 +62,6 @@ struct PrepareOutcome {
   std::vector<PreparedResult> devices;
   absl::Status status;
 };
-
-// The CDI spec a prepared claim delivers. Thread-safe.
-cdi::Spec ClaimSpecFor(const PreparedClaim& claim);
 
 // Prepares claims of this node. Calls for different claims run in parallel; calls for one claim are
 // serialised. All dependencies are borrowed and must outlive the preparer. Thread-safe.
@@ -77,7 +81,8 @@ class ClaimPreparer {
   // checkpoint or CDI directory cannot be read. Not to be called concurrently with other methods.
   absl::Status Recover();
 
-  // Prepares each claim (validated by ValidateClaimRefs); one outcome per claim, in order. Thread-safe.
+  // Prepares each claim (validated by ValidateClaimRefs: no UID twice); one outcome per claim, in order.
+  // Thread-safe.
   std::vector<PrepareOutcome> Prepare(const std::vector<ClaimRef>& claims);
 
   // Unprepares each claim; one status per claim, in order. USB rebind failures are logged and counted,
@@ -99,23 +104,10 @@ class ClaimPreparer {
   size_t PreparedCount() const { return prepared_count_.load(); }
 
  private:
-  // Per-claim state; a slot exists while the claim is prepared, in use, or holds a tombstone that matters.
-  struct ClaimSlot {
-    absl::Mutex mu;
-    std::optional<PreparedClaim> prepared ABSL_GUARDED_BY(mu);
-    uint64_t unprepared_at ABSL_GUARDED_BY(mu) = 0;  // sequence number of the last unprepare; 0: none
-  };
-
-  std::shared_ptr<ClaimSlot> AcquireSlot(const std::string& uid) ABSL_LOCKS_EXCLUDED(table_mu_);
-  void ReleaseSlot(const std::string& uid, std::shared_ptr<ClaimSlot> slot) ABSL_LOCKS_EXCLUDED(table_mu_);
-  void SweepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(table_mu_);
-  // True when the slot holds nothing a later call needs; the caller must hold the only other reference.
-  bool IdleLocked(ClaimSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(table_mu_);
-
-  PrepareOutcome PrepareOne(const ClaimRef& ref, uint64_t seq);
+  // The body of Prepare: answers prepared claims from their records, reads the others concurrently, then
+  // records and writes them in one batch.
+  void PrepareBatch(const std::vector<ClaimRef>& claims, uint64_t seq, std::vector<PrepareOutcome>* out);
   absl::Status UnprepareOne(const ClaimRef& ref, uint64_t seq);
-  // Reads the claim and resolves its devices (no lock held).
-  absl::StatusOr<PreparedClaim> BuildPreparedClaim(const ClaimRef& ref);
   // The recorded answer for the prepared claim in `slot`, restoring a vanished spec; nullopt when the claim
   // was unprepared elsewhere (forgotten here: prepare it afresh).
   std::optional<PrepareOutcome> AnswerPrepared(ClaimSlot& slot, const ClaimRef& ref)
@@ -123,33 +115,24 @@ class ClaimPreparer {
   // For a prepared claim about to be rewritten: when its record is gone (another driver instance unprepared
   // it), forgets it here and returns true. Call with the claims directory's lock held.
   bool ForgetIfUnpreparedElsewhere(ClaimSlot& slot, const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
-  // Records the claim, then writes its metadata files and CDI spec (removing the record again when either
-  // fails), holding the claims directory's lock.
-  absl::Status WriteClaimFiles(const PreparedClaim& claim);
+  // Records the claims in one batch, then writes each one's metadata files and CDI spec (removing its record
+  // again when either fails), holding the claims directory's lock. One status per claim.
+  std::vector<absl::Status> WriteClaimFiles(const std::vector<const PreparedClaim*>& claims);
   void SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
   void Rebind(const PreparedClaim& claim);
-  // The claim's CDI spec: its devices, and the mounts of its metadata files when those are written.
-  cdi::Spec SpecFor(const PreparedClaim& claim) const;
-  // Writes the claim's metadata files unless they are present (`check_content`: and exact); OK when off.
-  absl::Status EnsureMetadata(const PreparedClaim& claim, bool check_content) const;
 
-  const std::string node_name_;
-  informers::ClaimLookup* const lookup_;
-  DeviceCatalog* const catalog_;
+  const ClaimResolver resolver_;
   const cdi::ClaimSpecStore* const specs_;
   const ClaimCheckpoint* const checkpoint_;
   UsbRebinder* const rebinder_;
   PluginObserver* const observer_;
   const DeviceMetadataStore* const metadata_;  // null: off
   PreparedClaimListener* listener_ = nullptr;  // set before serving; then read-only
+  const ClaimFiles files_;
 
-  // Lock order: a slot's mu may be taken while holding table_mu_ only with TryLock; holders of a slot's mu
-  // never take table_mu_. devices_mu_ is a leaf.
-  mutable absl::Mutex table_mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<ClaimSlot>> slots_ ABSL_GUARDED_BY(table_mu_);
-  uint64_t next_seq_ ABSL_GUARDED_BY(table_mu_) = 1;
-  std::multiset<uint64_t> prepares_in_flight_ ABSL_GUARDED_BY(table_mu_);
-  absl::flat_hash_set<std::string> sweep_candidates_ ABSL_GUARDED_BY(table_mu_);
+  // Lock order: slot mutexes (several only through ClaimSlotLocks), then the claims directory's lock, then devices_mu_
+  // (a leaf). The table's own lock is never taken while a slot's mutex is held.
+  ClaimSlotTable slots_;
 
   mutable absl::Mutex devices_mu_;
   absl::flat_hash_map<std::string, int> prepared_device_refs_ ABSL_GUARDED_BY(devices_mu_);

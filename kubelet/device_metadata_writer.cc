@@ -104,7 +104,8 @@ absl::StatusOr<std::vector<cdi::DeviceMetadata>> MetadataFilesFor(const Prepared
   return files;
 }
 
-DeviceMetadataStore::DeviceMetadataStore(std::string root) : root_(std::move(root)) {}
+DeviceMetadataStore::DeviceMetadataStore(std::string root, Durability durability)
+    : root_(std::move(root)), durability_(durability) {}
 
 absl::Status DeviceMetadataStore::EnsureDirectory() const { return MakeDirectories(root_); }
 
@@ -119,7 +120,8 @@ absl::Status DeviceMetadataStore::Write(absl::string_view claim_uid, const std::
     const std::string base = cdi::BaseRequestName(f.request);
     const std::string dir = absl::StrCat(claim_dir, "/", base);
     if (auto s = MakeDirectories(dir); !s.ok()) return s;
-    if (auto s = WriteFileAtomically(dir, cdi::MetadataFileName(discovery::kDriverName), cdi::EncodeDeviceMetadataStream(f));
+    if (auto s = WriteFileAtomically(dir, cdi::MetadataFileName(discovery::kDriverName),
+                                     cdi::EncodeDeviceMetadataStream(f), durability_);
         !s.ok()) {
       return s;
     }

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "cdi/cdi_spec.h"
 #include "cdi/device_metadata.h"
+#include "common/atomic_file.h"
 #include "kubelet/prepared_claim.h"
 
 namespace liken::kubelet {
@@ -33,8 +34,9 @@ absl::StatusOr<std::vector<cdi::DeviceMetadata>> MetadataFilesFor(const Prepared
 // in a claim's directory. Thread-safe; callers serialise operations on one claim UID.
 class DeviceMetadataStore {
  public:
-  // `root` is the plugin's metadata directory ("<kubelet-root>/plugins/liken.sh/metadata").
-  explicit DeviceMetadataStore(std::string root);
+  // `root` is the plugin's metadata directory ("<kubelet-root>/plugins/liken.sh/metadata"); `durability` of
+  // each file written (kUnsynced: the files are rebuilt at start-up from the claims' records).
+  explicit DeviceMetadataStore(std::string root, Durability durability = Durability::kSynced);
 
   // Creates the root when missing. Thread-safe.
   absl::Status EnsureDirectory() const;
@@ -42,7 +44,7 @@ class DeviceMetadataStore {
   // "<root>/<claimUID>/<request>/liken.sh-metadata.json". Thread-safe.
   std::string HostPath(absl::string_view claim_uid, absl::string_view base_request) const;
 
-  // Atomically writes each of `files` (temp file, fsync, rename) and removes request directories of the
+  // Atomically writes each of `files` (temp file, fsync when synced, rename) and removes request directories of the
   // claim that `files` no longer has. Thread-safe.
   absl::Status Write(absl::string_view claim_uid, const std::vector<cdi::DeviceMetadata>& files) const;
 
@@ -64,6 +66,7 @@ class DeviceMetadataStore {
 
  private:
   std::string root_;
+  Durability durability_;
 };
 
 // Adds to `spec` one CDI device per metadata file of `claim`, each bind-mounting the host file read-only at

@@ -36,7 +36,7 @@ KubeletPlugin::KubeletPlugin(KubeletPluginOptions options, discovery::Scanner* s
       lookup_(lookup),
       observer_(observer != nullptr ? observer : &default_observer_),
       catalog_(scanner),
-      specs_(options_.cdi_root),
+      specs_(options_.cdi_root, Durability::kUnsynced),  // rebuilt from the records at start-up
       rebinder_(NewSysfsUsbRebinder(options_.sysfs_root)) {}
 
 KubeletPlugin::~KubeletPlugin() { Stop(); }
@@ -66,7 +66,8 @@ absl::Status KubeletPlugin::StartLocked() {
   if (auto st = checkpoint_->EnsureDirectory(); !st.ok()) return st;
   if (auto st = specs_.EnsureDirectory(); !st.ok()) return Annotate(st, "CDI directory: ");
   if (options_.device_metadata) {
-    metadata_ = std::make_unique<DeviceMetadataStore>(absl::StrCat(paths_.plugin_dir, "/metadata"));
+    metadata_ = std::make_unique<DeviceMetadataStore>(absl::StrCat(paths_.plugin_dir, "/metadata"),
+                                                      Durability::kUnsynced);  // rebuilt at start-up
     if (auto st = metadata_->EnsureDirectory(); !st.ok()) return Annotate(st, "device metadata directory: ");
   }
 

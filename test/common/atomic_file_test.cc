@@ -39,6 +39,32 @@ TEST_F(AtomicFileTest, WritesAndReplaces) {
   EXPECT_EQ(names->size(), 1u) << "no temp file is left behind";
 }
 
+TEST_F(AtomicFileTest, UnsyncedWritesReplaceAtomicallyToo) {
+  ASSERT_TRUE(WriteFileAtomically(dir_, "a.json", "one", Durability::kUnsynced).ok());
+  ASSERT_TRUE(WriteFileAtomically(dir_, "a.json", "two", Durability::kUnsynced).ok());
+  EXPECT_EQ(Read("a.json"), "two");
+  auto names = ListDirectory(dir_);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(names->size(), 1u) << "no temp file is left behind";
+}
+
+TEST_F(AtomicFileTest, ABatchReplacesEveryFileAndABadNameFailsOnlyItself) {
+  ASSERT_TRUE(WriteFileAtomically(dir_, "b.json", "old").ok());
+  auto written = WriteFilesAtomically(dir_, {{"a.json", "A"}, {"../escape", "x"}, {"b.json", "B"}});
+  ASSERT_EQ(written.size(), 3u);
+  EXPECT_TRUE(written[0].ok()) << written[0];
+  EXPECT_TRUE(absl::IsInvalidArgument(written[1])) << written[1];
+  EXPECT_TRUE(written[2].ok()) << written[2];
+  EXPECT_EQ(Read("a.json"), "A");
+  EXPECT_EQ(Read("b.json"), "B");
+  auto names = ListDirectory(dir_);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(names->size(), 2u) << "no temp file is left behind";
+  auto missing = WriteFilesAtomically(dir_ + "/missing", {{"a.json", "A"}, {"b.json", "B"}});
+  ASSERT_EQ(missing.size(), 2u);
+  EXPECT_TRUE(absl::IsNotFound(missing[0]) && absl::IsNotFound(missing[1]));
+}
+
 TEST_F(AtomicFileTest, ReplacesAPlantedSymlinkInsteadOfWritingThroughIt) {
   std::string victim = dir_ + "/victim";
   std::ofstream(victim) << "precious";

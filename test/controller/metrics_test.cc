@@ -25,7 +25,7 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
            "liken_prepare_total{result=\"success\"} 0", "liken_prepare_total{result=\"error\"} 0",
            "liken_unprepare_total{result=\"success\"} 0", "liken_prepare_duration_seconds_count 0",
            "liken_unprepare_duration_seconds_count 0", "liken_prepared_claims 0", "liken_cdi_refreshes_total 0",
-           "liken_rebind_failures_total 0"}) {
+           "liken_rebind_failures_total 0", "liken_claim_get_fallbacks_total 0"}) {
     EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
   }
 }
@@ -49,6 +49,8 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
   m.OnPreparedClaims(7);
   m.OnSpecsRefreshed(3);
   m.OnRebindFailure("1-4:1.0");
+  m.OnClaimGetFallback();
+  m.OnClaimGetFallback();
   std::string text = m.Render();
   for (const char* line : {
            "liken_published_devices 5", "liken_withheld_devices 2", "liken_unclaimed_devices 1",
@@ -59,7 +61,7 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
            "liken_prepare_total{result=\"success\"} 1", "liken_prepare_total{result=\"error\"} 1",
            "liken_prepare_duration_seconds_count 2", "liken_unprepare_total{result=\"success\"} 1",
            "liken_prepared_claims 7", "liken_cdi_refreshes_total 3", "liken_rebind_failures_total 1",
-           "liken_scan_duration_seconds_count 1"}) {
+           "liken_scan_duration_seconds_count 1", "liken_claim_get_fallbacks_total 2"}) {
     EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
   }
   EXPECT_EQ(text.find("SOMETHING-ELSE"), std::string::npos) << "an unknown event type gets no series";

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "absl/strings/str_cat.h"
 #include "informers/rest_client.h"
 #include "test/common/fake_clock.h"
@@ -48,6 +50,14 @@ TEST(ClaimKeysOfPodTest, ReadsSpecAndStatusAndSkipsJunk) {
       R"({"metadata":{"namespace":"x"},"spec":{"resourceClaims":[{"resourceClaimName":5},"str"]}})")).empty());
 }
 
+// Counts the claim cache's GET fallbacks.
+class FallbackCounter : public InformerObserver {
+ public:
+  void OnWatchRestart(const std::string&, const std::string&) override {}
+  void OnClaimGetFallback() override { ++fallbacks; }
+  std::atomic<int> fallbacks{0};
+};
+
 class ClaimCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -58,7 +68,7 @@ class ClaimCacheTest : public ::testing::Test {
     auto client = NewRestClient(config, &clock_);
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
-    cache_ = std::make_unique<ClaimCache>(client_.get(), &clock_, "node-a");
+    cache_ = std::make_unique<ClaimCache>(client_.get(), &clock_, "node-a", &observer_);
   }
 
   bool Cached(const std::string& key) {
@@ -68,6 +78,7 @@ class ClaimCacheTest : public ::testing::Test {
 
   FakeApiServer server_;
   FakeClock clock_;
+  FallbackCounter observer_;
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<ClaimCache> cache_;
 };
@@ -89,6 +100,7 @@ TEST_F(ClaimCacheTest, FetchesClaimsOfThisNodesPodsAndServesThemFromTheCache) {
   EXPECT_EQ(claim->metadata.name, "c-direct");
   EXPECT_TRUE(claim->allocated);
   EXPECT_EQ(server_.CountRequests(path, false), gets) << "served from the cache";
+  EXPECT_EQ(observer_.fallbacks, 0) << "a cache hit is no fallback";
   cache_->Stop();
 }
 
@@ -102,6 +114,7 @@ TEST_F(ClaimCacheTest, MissFallsBackToOneGet) {
   EXPECT_FALSE(Cached("ns1/late")) << "no pod here names it: not kept";
   auto missing = cache_->Get("ns1", "nope", "");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(observer_.fallbacks, 2) << "each GET is counted, found or not";
   cache_->Stop();
 }
 

@@ -303,7 +303,7 @@ TEST_F(RestClientTest, AWatchThatGoesSilentEndsWithDeadlineExceeded) {
   KubeConfig config;
   config.watch_idle_timeout = absl::Milliseconds(300);
   auto client = NewClient(config);
-  absl::Status s = client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, nullptr);
+  absl::Status s = client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, {});
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
 }
 
@@ -316,7 +316,7 @@ TEST_F(RestClientTest, AWatchCutByTheServerIsUnavailableNotATimeout) {
     return true;
   });
   auto client = NewClient();
-  absl::Status s = client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, nullptr);
+  absl::Status s = client->Watch(PodsPath(), {}, [](const WatchEvent&) { return true; }, {});
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
 }

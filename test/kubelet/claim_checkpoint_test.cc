@@ -108,6 +108,21 @@ TEST(ClaimCheckpointFilesTest, SaveRecreatesAVanishedDirectory) {
   EXPECT_TRUE(checkpoint.Exists("a"));
 }
 
+TEST(ClaimCheckpointFilesTest, SaveBatchRecordsEveryClaimAndRecreatesAVanishedDirectory) {
+  TempDir dir;
+  ClaimCheckpoint checkpoint(dir.path() + "/plugins/liken.sh/claims", "boot-1");
+  LIKEN_ASSERT_OK(checkpoint.Save(SampleClaim("old")));
+  std::filesystem::remove_all(dir.path() + "/plugins");
+  std::vector<PreparedClaim> claims = {SampleClaim("a"), SampleClaim("b"), SampleClaim("c")};
+  auto saved = checkpoint.SaveBatch({&claims[0], &claims[1], &claims[2]});
+  ASSERT_EQ(saved.size(), 3u);
+  for (const auto& s : saved) EXPECT_TRUE(s.ok()) << s;
+  auto contents = checkpoint.Load();
+  LIKEN_ASSERT_OK(contents);
+  EXPECT_THAT(contents->current_boot, ::testing::UnorderedElementsAreArray(claims));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(checkpoint.dir()), {}), 3) << "no temp file left";
+}
+
 TEST(ClaimCheckpointFilesTest, RemovesTempFilesOfOneClaimOrAll) {
   TempDir dir;
   ClaimCheckpoint checkpoint(dir.path() + "/claims", "boot-1");

@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cdi/cdi_spec.h"
+#include "kubelet/claim_resolver.h"
 #include "common/files.h"
 #include "test/kubelet/fake_claim_lookup.h"
 #include "test/kubelet/fake_scanner.h"
@@ -488,6 +489,32 @@ TEST_P(KubeletPluginTest, HundredClaimsInOneCall) {
   EXPECT_THAT(*left, IsEmpty());
 }
 
+TEST_P(KubeletPluginTest, TheReadsOfOneCallOverlap) {
+  // Each of the first kMaxConcurrentReads claims' lookups waits at a gate: read one by one, the first would
+  // wait forever; read concurrently, all reach their gates before any is released.
+  std::vector<kubelet::ClaimRef> refs;
+  std::vector<std::shared_ptr<FakeClaimLookup::Gate>> gates;
+  auto devices = NumberedDevices(12);
+  plugin_->UpdateInventory(InventoryOf(devices));
+  for (int i = 0; i < 12; ++i) {
+    std::string uid = absl::StrCat("e", i, "-0000-4000-8000-000000000000");
+    std::string name = absl::StrCat("claim-", i);
+    lookup_.Add(ClaimJson("ns", name, uid, kNode, {{"req", devices[i].name}}));
+    refs.push_back({"ns", uid, name});
+    if (gates.size() < kubelet::ClaimResolver::kMaxConcurrentReads) gates.push_back(lookup_.HoldNext("ns", name));
+  }
+  absl::StatusOr<std::map<std::string, ClaimAnswer>> answer;
+  std::thread call([&] { answer = kubelet_->Prepare(refs); });
+  bool all_entered = true;
+  for (auto& gate : gates) all_entered &= gate->entered.WaitForNotificationWithTimeout(absl::Seconds(60));
+  for (auto& gate : gates) gate->release.Notify();
+  call.join();
+  EXPECT_TRUE(all_entered) << "the claims of one call were read one at a time";
+  LIKEN_ASSERT_OK(answer);
+  for (const auto& ref : refs) EXPECT_EQ(answer->at(ref.uid).error, "") << ref.uid;
+  EXPECT_EQ(plugin_->prepared_claims(), 12u);
+}
+
 TEST_P(KubeletPluginTest, ConcurrentCallsForManyClaims) {
   {
     // One claim's slow API read does not hold up another claim's prepare.
@@ -775,6 +802,34 @@ TEST_P(KubeletPluginTest, StartUpRemovesTempFilesACrashLeftBehind) {
   EXPECT_TRUE(Exists(other_driver)) << "another driver's file was removed";
   EXPECT_EQ(plugin_->prepared_claims(), 1u);
   EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+}
+
+// A call's records are written as temp files, flushed together, then renamed: a crash between the two leaves
+// complete temp files and no record. The kubelet got no answer and retries; nothing may count as prepared.
+TEST_P(KubeletPluginTest, CrashBetweenTheBatchWriteAndItsRenamesLosesNothing) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
+  kubelet_.reset();
+  plugin_.reset();
+  std::vector<std::string> temps;
+  for (const std::string& uid : {std::string(kGpuUid), std::string(kUsbUid)}) {
+    auto record = ReadFileToString(RecordPath(uid));
+    LIKEN_ASSERT_OK(record);
+    temps.push_back(absl::StrCat(ClaimsDir(kubelet_root_), "/.", uid, ".json.tmp.1.ba7c4"));
+    WriteFile(temps.back(), *record);  // the batch written, not yet renamed
+    ASSERT_EQ(::unlink(RecordPath(uid).c_str()), 0);
+    ASSERT_EQ(::unlink(SpecPath(uid).c_str()), 0);  // specs come after the renames
+  }
+  StartPlugin();
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
+  for (const auto& temp : temps) EXPECT_FALSE(Exists(temp)) << temp;
+  auto retried = kubelet_->Prepare({Gpu(), Usb()});
+  LIKEN_ASSERT_OK(retried);
+  EXPECT_EQ(retried->at(kGpuUid).error, "");
+  EXPECT_EQ(retried->at(kUsbUid).error, "");
+  EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+  EXPECT_TRUE(Exists(RecordPath(kUsbUid)));
+  RestartPlugin();  // and a restart after the retried call keeps both
+  EXPECT_EQ(plugin_->prepared_claims(), 2u);
 }
 
 TEST_P(KubeletPluginTest, UnpreparingTheLastClaimRemovesTempFilesACrashLeftBehind) {

@@ -1,0 +1,71 @@
+#include "kubelet/claim_files.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cdi/claim_spec.h"
+#include "cdi/device_metadata.h"
+
+namespace liken::kubelet {
+
+cdi::Spec ClaimSpecFor(const PreparedClaim& claim) {
+  std::vector<cdi::ClaimDevice> devices;
+  devices.reserve(claim.delivered.size());
+  for (const auto& d : claim.delivered) {
+    cdi::ClaimDevice cd{d.name, {}};
+    for (const auto& n : d.nodes) cd.nodes.push_back({n.path, std::string(1, n.type), n.major, n.minor});
+    devices.push_back(std::move(cd));
+  }
+  return cdi::MakeClaimSpec(claim.ref.uid, devices);
+}
+
+cdi::Spec ClaimFiles::SpecFor(const PreparedClaim& claim) const {
+  cdi::Spec spec = ClaimSpecFor(claim);
+  if (metadata_ == nullptr) return spec;
+  auto files = MetadataFilesFor(claim);
+  if (files.ok()) AddMetadataMounts(claim, *files, *metadata_, &spec);  // a bad name failed the prepare
+  return spec;
+}
+
+absl::Status ClaimFiles::EnsureMetadata(const PreparedClaim& claim, bool check_content) const {
+  if (metadata_ == nullptr) return absl::OkStatus();
+  if (!check_content) {  // the cheap check of every refresh pass: one lstat per request, nothing encoded
+    std::vector<std::string> requests;
+    for (const auto& r : claim.results) {
+      if (r.request_names.empty()) continue;
+      std::string base = cdi::BaseRequestName(r.request_names.front());
+      if (std::find(requests.begin(), requests.end(), base) == requests.end()) requests.push_back(std::move(base));
+    }
+    if (metadata_->Present(claim.ref.uid, requests)) return absl::OkStatus();
+  }
+  auto files = MetadataFilesFor(claim);
+  if (!files.ok()) return files.status();
+  if (check_content && metadata_->Matches(claim.ref.uid, *files)) return absl::OkStatus();
+  return metadata_->Write(claim.ref.uid, *files);
+}
+
+std::optional<PreparedClaim> ClaimFiles::Rebased(const PreparedClaim& current, const InventorySnapshot& snapshot) const {
+  std::optional<PreparedClaim> updated;  // copied only when a device changed (the common pass has none)
+  for (size_t i = 0; i < current.delivered.size(); ++i) {
+    const DeliveredDevice& d = current.delivered[i];
+    const discovery::PublishedDevice* now = snapshot.Find(d.name);
+    if (now == nullptr) continue;
+    const bool attributes_changed = metadata_ != nullptr && now->attributes != d.attributes;
+    if (now->nodes != d.nodes || now->usb_interfaces != d.usb_interfaces || now->sysfs_path != d.sysfs_path ||
+        attributes_changed) {
+      if (!updated) {
+        updated = current;
+        ++updated->metadata_generation;
+      }
+      DeliveredDevice& u = updated->delivered[i];
+      u.nodes = now->nodes;
+      u.usb_interfaces = now->usb_interfaces;
+      u.sysfs_path = now->sysfs_path;
+      if (metadata_ != nullptr) u.attributes = now->attributes;
+    }
+  }
+  return updated;
+}
+
+}  // namespace liken::kubelet

@@ -1,0 +1,41 @@
+// What a prepared claim delivers besides its checkpoint record: its CDI spec and, when they are on, its device
+// metadata files (mounted into the containers through that spec).
+#pragma once
+
+#include <optional>
+
+#include "absl/status/status.h"
+#include "cdi/cdi_spec.h"
+#include "kubelet/device_catalog.h"
+#include "kubelet/device_metadata_writer.h"
+#include "kubelet/prepared_claim.h"
+
+namespace liken::kubelet {
+
+// The CDI spec of a prepared claim's devices, without metadata mounts. Thread-safe.
+cdi::Spec ClaimSpecFor(const PreparedClaim& claim);
+
+// Builds a claim's spec and keeps its metadata files. The store is borrowed and must outlive this. Thread-safe;
+// callers serialise operations on one claim UID.
+class ClaimFiles {
+ public:
+  // `metadata` may be null: no metadata files are written or mounted.
+  explicit ClaimFiles(const DeviceMetadataStore* metadata) : metadata_(metadata) {}
+
+  // The claim's CDI spec: its devices, and the mounts of its metadata files when those are on. Thread-safe.
+  cdi::Spec SpecFor(const PreparedClaim& claim) const;
+
+  // Writes the claim's metadata files unless they are present (`check_content`: and exact, else one lstat per
+  // request and nothing encoded); OK when off. Thread-safe.
+  absl::Status EnsureMetadata(const PreparedClaim& claim, bool check_content) const;
+
+  // The claim with each delivered device as `snapshot` has it now (nodes, USB interfaces, sysfs path, and the
+  // attributes when metadata files are on) and metadata_generation + 1; nullopt when nothing changed. A device
+  // missing from the snapshot keeps what was recorded. Thread-safe.
+  std::optional<PreparedClaim> Rebased(const PreparedClaim& current, const InventorySnapshot& snapshot) const;
+
+ private:
+  const DeviceMetadataStore* const metadata_;  // null: off
+};
+
+}  // namespace liken::kubelet

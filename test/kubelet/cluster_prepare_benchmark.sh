@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# Benchmark: the real driver's prepare path against the local control plane. Prints figures; asserts nothing.
+#
+# Brings up the local control plane (hack/local-cluster.sh: fake Node node-a, no kubelet), starts `liken-dra run`
+# under umockdev-run on test/machines/usb-heavy.umockdev with its kubelet and CDI roots in a directory on
+# $LIKEN_BENCH_DIR's filesystem (default /tmp), and drives its DRA socket as the kubelet does
+# (build/test/kubelet/liken_prepare_timing). Two sets of claims:
+#   with pods: in the scheduler's order: Pod created unbound, ResourceClaim allocated and reserved for it, then
+#              the Pod bound to node-a (POST binding), so the driver's node-scoped claim cache holds the claim;
+#   no pods:   claims allocated, named by no pod on the node: each prepare falls back to one GET.
+# For each: prepare p50/p99 with one claim per call (LIKEN_BENCH_SINGLE claims, default 200), one call with
+# LIKEN_BENCH_BATCH claims (100) and the unprepare of them in one call, and the API requests per prepare read
+# from the API server's own apiserver_request_total (all clients, all resources, watches excluded) around the
+# calls (all clients; resource requests, watches excluded), beside the driver's liken_claim_get_fallbacks_total.
+# Floors in the same run: a durable small-file write (temp, fsync, rename, directory fsync) on the roots'
+# filesystem and on /dev/shm (tmpfs), 100 such writes one by one against one batch (one syncfs, one directory
+# fsync), and one GET of a claim over a kept-alive connection (curl).
+# Side by side, when $LIKEN_EXAMPLE_DRIVER names a built dra-example-kubeletplugin (kubernetes-sigs/
+# dra-example-driver, built outside the tree; test infrastructure only): the same calls against it on node-b.
+#
+#   test/kubelet/cluster_prepare_benchmark.sh
+#
+# Environment: LIKEN_DRA, LIKEN_PREPARE_TIMING, LIKEN_BENCH_DIR, LIKEN_BENCH_SINGLE, LIKEN_BENCH_BATCH,
+# LIKEN_BENCH_METRICS_PORT (9511), LIKEN_BENCH_DRIVER_FLAGS (default "--kube-api-qps 1000 --kube-api-burst 1000",
+# the limits the example driver was given), LIKEN_EXAMPLE_DRIVER, and the control plane's LIKEN_CLUSTER_DIR,
+# LIKEN_APISERVER_PORT, LIKEN_ETCD_PORT, LIKEN_ETCD_PEER_PORT, LIKEN_SCHEDULER_PORT, LIKEN_KCM_PORT (defaults
+# 16443/12379/12380/20259/20257, not the defaults of hack/local-cluster.sh).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DRA=${LIKEN_DRA:-$REPO/build/liken-dra}
+TIMING=${LIKEN_PREPARE_TIMING:-$REPO/build/test/kubelet/liken_prepare_timing}
+RECORDING=$REPO/test/machines/usb-heavy.umockdev
+SINGLE=${LIKEN_BENCH_SINGLE:-200}
+BATCH=${LIKEN_BENCH_BATCH:-100}
+METRICS_PORT=${LIKEN_BENCH_METRICS_PORT:-9511}
+EXAMPLE=${LIKEN_EXAMPLE_DRIVER:-}
+export LIKEN_APISERVER_PORT=${LIKEN_APISERVER_PORT:-16443}
+export LIKEN_ETCD_PORT=${LIKEN_ETCD_PORT:-12379}
+export LIKEN_ETCD_PEER_PORT=${LIKEN_ETCD_PEER_PORT:-12380}
+export LIKEN_SCHEDULER_PORT=${LIKEN_SCHEDULER_PORT:-20259}
+export LIKEN_KCM_PORT=${LIKEN_KCM_PORT:-20257}
+
+[ -x "$DRA" ] || { echo "no driver binary at $DRA (build first)" >&2; exit 1; }
+[ -x "$TIMING" ] || { echo "no $TIMING (hack/build.sh liken_prepare_timing)" >&2; exit 1; }
+for tool in umockdev-run jq curl; do command -v $tool >/dev/null || { echo "$tool is not installed" >&2; exit 1; }; done
+
+WORK=$(mktemp -d "${LIKEN_BENCH_DIR:-/tmp}/liken-prepare-bench.XXXXXX")
+export LIKEN_CLUSTER_DIR=${LIKEN_CLUSTER_DIR:-$WORK/cluster}
+GROUPS_STARTED=()
+log() { echo "prepare-bench: $*" >&2; }
+
+cleanup() {
+  local rc=$? g
+  for g in "${GROUPS_STARTED[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done
+  for g in "${GROUPS_STARTED[@]}"; do
+    for _ in $(seq 50); do kill -0 "$g" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$g" 2>/dev/null || true
+  done
+  if [ $rc -ne 0 ]; then for f in "$WORK"/*/driver.log; do [ -f "$f" ] && { echo "--- tail of $f" >&2; tail -n 20 "$f" >&2; }; done; fi
+  "$REPO/hack/local-cluster.sh" down >/dev/null 2>&1 || true
+  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then log "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+wait_until() { # SECONDS COMMAND...
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.2
+  done
+}
+
+eval "$("$REPO/hack/local-cluster.sh" up)"
+NODE_NAME=node-b "$REPO/hack/local-cluster.sh" add-node >/dev/null
+k() { "$LIKEN_K8S_BIN/kubectl" "$@"; }
+mkdir -p "$WORK/pki"
+grep 'certificate-authority-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki/ca.crt"
+grep 'client-certificate-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.crt"
+grep 'client-key-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.key"
+API="https://127.0.0.1:$LIKEN_APISERVER_PORT"
+CURL=(curl --silent --show-error --fail --cacert "$WORK/pki/ca.crt" --cert "$WORK/pki/admin.crt" --key "$WORK/pki/admin.key")
+
+# Requests for resources the API server answered (apiserver_request_total, all clients; watches and
+# non-resource requests such as this script's own GET /metrics excluded).
+api_requests() {
+  "${CURL[@]}" "$API/metrics" |
+    awk '/^apiserver_request_total\{/ && $0 !~ /verb="WATCH"/ && $0 !~ /[{,]resource=""/ { s += $NF } END { printf "%d\n", s }'
+}
+# The same for GETs of resourceclaims only.
+claim_gets() {
+  "${CURL[@]}" "$API/metrics" |
+    awk '/^apiserver_request_total\{/ && /resource="resourceclaims"/ && /verb="GET"/ && $0 !~ /subresource="[a-z]/ { s += $NF } END { printf "%d\n", s }'
+}
+
+# --- drivers ------------------------------------------------------------------------------------------------
+start_liken() {
+  local dir=$WORK/liken
+  mkdir -p "$dir/kubelet/plugins_registry" "$dir/kubelet/plugins" "$dir/cdi"
+  # shellcheck disable=SC2086
+  TMPDIR=/dev/shm setsid umockdev-run -d "$RECORDING" -- \
+    "$DRA" run --node-name node-a --kubeconfig "$LIKEN_CLUSTER_DIR/driver.kubeconfig" \
+    --kubelet-root "$dir/kubelet" --cdi-root "$dir/cdi" --metrics-address "127.0.0.1:$METRICS_PORT" \
+    ${LIKEN_BENCH_DRIVER_FLAGS:---kube-api-qps 1000 --kube-api-burst 1000} >>"$dir/driver.log" 2>&1 </dev/null &
+  GROUPS_STARTED+=($!)
+}
+start_example() {
+  local dir=$WORK/example
+  mkdir -p "$dir/kubelet/plugins_registry" "$dir/kubelet/plugins" "$dir/cdi"
+  KUBECONFIG=$KUBECONFIG setsid "$EXAMPLE" --node-name node-b --cdi-root "$dir/cdi" --num-devices 8 \
+    --kubelet-registrar-directory-path "$dir/kubelet/plugins_registry" \
+    --kubelet-plugins-directory-path "$dir/kubelet/plugins" --kube-api-qps 1000 --kube-api-burst 1000 \
+    >>"$dir/driver.log" 2>&1 </dev/null &
+  GROUPS_STARTED+=($!)
+}
+liken_metric() { # NAME: sum of the driver's samples of NAME
+  curl -s --max-time 2 "http://127.0.0.1:$METRICS_PORT/metrics" |
+    awk -v name="$1" '$1 ~ "^"name"({|$)" { s += $2 } END { printf "%d\n", s }'
+}
+slice_devices() { # NODE DRIVER
+  k get resourceslices -o json | jq -r --arg n "$1" --arg d "$2" '.items[] | select(.spec.nodeName == $n and .spec.driver == $d) | .spec.devices[].name'
+}
+published() { [ "$(slice_devices "$1" "$2" | wc -l)" -gt 0 ]; }
+
+# --- claims -------------------------------------------------------------------------------------------------
+make_claims() { # PREFIX COUNT NODE DRIVER CLASS PODS(0|1): writes $WORK/PREFIX.txt ("ns name uid" lines)
+  local prefix=$1 count=$2 node=$3 driver=$4 class=$5 pods=$6 i
+  mapfile -t devs < <(slice_devices "$node" "$driver" | sort)
+  {
+    for ((i = 0; i < count; i++)); do
+      printf -- '---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: %s-%d, namespace: default}\nspec:\n  devices:\n    requests:\n    - name: dev\n      exactly: {deviceClassName: %s}\n' "$prefix" "$i" "$class"
+      if [ "$pods" = 1 ]; then  # unbound, for a scheduler that does not exist: this script plays the scheduler
+        printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s-%d, namespace: default}\nspec:\n  schedulerName: liken-bench\n  containers:\n  - name: c\n    image: registry.invalid/pause:none\n    resources:\n      claims: [{name: dev}]\n  resourceClaims:\n  - name: dev\n    resourceClaimName: %s-%d\n' "$prefix" "$i" "$prefix" "$i"
+      fi
+    done
+  } >"$WORK/$prefix.yaml"
+  k create -f "$WORK/$prefix.yaml" >/dev/null
+  local uids
+  uids=$(k get pods -n default -o json | jq -r --arg p "$prefix-" '.items[] | select(.metadata.name | startswith($p)) | "\(.metadata.name) \(.metadata.uid)"')
+  one() { # INDEX DEVICE
+    local reserved="" pod_uid
+    if [ "$pods" = 1 ]; then
+      pod_uid=$(awk -v n="$prefix-$1" '$1 == n { print $2 }' <<<"$uids")
+      reserved=",\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"$prefix-$1\",\"uid\":\"$pod_uid\"}]"
+    fi
+    "${CURL[@]}" -o /dev/null -X PATCH -H "Content-Type: application/merge-patch+json" \
+      --data "{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"dev\",\"driver\":\"$driver\",\"pool\":\"$node\",\"device\":\"$2\"}]}}$reserved}}" \
+      "$API/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/$prefix-$1/status"
+    if [ "$pods" = 1 ]; then
+      "${CURL[@]}" -o /dev/null -X POST -H "Content-Type: application/json" \
+        --data "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$prefix-$1\"},\"target\":{\"kind\":\"Node\",\"name\":\"$node\"}}" \
+        "$API/api/v1/namespaces/default/pods/$prefix-$1/binding"
+    fi
+  }
+  local jobs=()
+  for ((i = 0; i < count; i++)); do
+    one "$i" "${devs[$((i % ${#devs[@]}))]}" &
+    jobs+=($!)
+    if ((${#jobs[@]} == 8)); then wait "${jobs[@]}"; jobs=(); fi  # not a bare wait: the drivers are jobs too
+  done
+  ((${#jobs[@]} == 0)) || wait "${jobs[@]}"
+  k get resourceclaims -n default -o json |
+    jq -r --arg p "$prefix-" '.items[] | select(.metadata.name | startswith($p)) | select(.status.allocation != null) |
+           "\(.metadata.namespace) \(.metadata.name) \(.metadata.uid)"' >"$WORK/$prefix.txt"
+  [ "$(wc -l <"$WORK/$prefix.txt")" = "$count" ] || { log "only $(wc -l <"$WORK/$prefix.txt") of $count $prefix claims allocated"; return 1; }
+}
+
+# The claim caches fill by themselves once the pods are bound; wait until the API server has been quiet for 2 s.
+settle() {
+  local before after
+  before=$(api_requests)
+  while sleep 2; after=$(api_requests); [ "$((after - before))" -gt 4 ]; do before=$after; done
+}
+
+# Runs one timing mode; prints its figures with the API requests the calls caused.
+run_calls() { # LABEL KUBELET_ROOT CLAIMS_FILE MODE COUNT WITH_FALLBACK_METRIC(0|1)
+  local r0 g0 f0 r1 g1 f1 out
+  settle
+  r0=$(api_requests); g0=$(claim_gets); f0=$([ "$6" = 1 ] && liken_metric liken_claim_get_fallbacks_total || echo 0)
+  out=$("$TIMING" calls --kubelet-root "$2" --claims "$3" --mode "$4")
+  r1=$(api_requests); g1=$(claim_gets); f1=$([ "$6" = 1 ] && liken_metric liken_claim_get_fallbacks_total || echo 0)
+  awk -v l="$1" -v r=$((r1 - r0)) -v g=$((g1 - g0)) -v f=$((f1 - f0)) -v n="$5" -v m="$6" '
+    { v[$1] = $2 }
+    END {
+      if ("prepare_p50_ms" in v) printf "%-34s prepare p50 %6.2f ms  p99 %6.2f ms  (unprepare p50 %.2f ms)", l, v["prepare_p50_ms"], v["prepare_p99_ms"], v["unprepare_p50_ms"]
+      else printf "%-34s one call with %d claims: prepare %6.1f ms, unprepare %6.1f ms", l, n, v["batch_prepare_ms"], v["batch_unprepare_ms"]
+      printf "  API requests per prepare: %.2f (GET resourceclaims %.2f)", r / n, g / n
+      if (m == 1) printf ", driver GET fallbacks %d", f
+      if (v["failed"] > 0) printf "  FAILED %d", v["failed"]
+      printf "\n"
+    }' <<<"$out"
+}
+
+# --- run ------------------------------------------------------------------------------------------------------
+FS=$(df -T "$WORK" | awk 'NR == 2 { print $2 }')
+echo "prepare benchmark: roots on $FS ($WORK), $SINGLE claims one per call, $BATCH in one call; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+k apply -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: bench.liken.sh}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "liken.sh"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: bench.gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+YAML
+
+# Floors.
+mkdir -p "$WORK/floors" /dev/shm/liken-prepare-floors.$$
+"$TIMING" floors --dir "$WORK/floors" --files "$BATCH" | awk -v fs="$FS" '{ v[$1] = $2 } END {
+  printf "%-34s one durable file write p50 %.3f ms; %d one by one %.1f ms, as one batch (1 syncfs + 1 dir fsync) %.1f ms, unsynced %.1f ms\n", "floor: fsync on " fs, v["durable_write_p50_ms"], v["files"], v["one_by_one_ms"], v["batched_ms"], v["unsynced_ms"] }'
+"$TIMING" floors --dir /dev/shm/liken-prepare-floors.$$ --files "$BATCH" | awk '{ v[$1] = $2 } END {
+  printf "%-34s one durable file write p50 %.3f ms; %d one by one %.1f ms, as one batch %.1f ms, unsynced %.1f ms\n", "floor: fsync on tmpfs", v["durable_write_p50_ms"], v["files"], v["one_by_one_ms"], v["batched_ms"], v["unsynced_ms"] }'
+rmdir /dev/shm/liken-prepare-floors.$$
+
+start_liken
+wait_until 60 published node-a liken.sh || { log "liken-dra published no slice"; exit 1; }
+wait_until 30 test -S "$WORK/liken/kubelet/plugins_registry/liken.sh-reg.sock" || { log "no registration socket"; exit 1; }
+if [ -n "$EXAMPLE" ]; then
+  start_example
+  wait_until 60 published node-b gpu.example.com || { log "the example driver published no slice"; exit 1; }
+fi
+
+log "creating claims"
+make_claims lp "$SINGLE" node-a liken.sh bench.liken.sh 1
+make_claims lb "$BATCH" node-a liken.sh bench.liken.sh 1
+make_claims ln "$SINGLE" node-a liken.sh bench.liken.sh 0
+make_claims lm "$BATCH" node-a liken.sh bench.liken.sh 0
+if [ -n "$EXAMPLE" ]; then
+  make_claims ep "$SINGLE" node-b gpu.example.com bench.gpu.example.com 1
+  make_claims eb "$BATCH" node-b gpu.example.com bench.gpu.example.com 1
+fi
+
+# One GET of a claim over a kept-alive connection: the last of 20 transfers of one curl process.
+url="$API/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/ln-0"
+get_ms=$("${CURL[@]}" -w '%{time_total}\n' $(for _ in $(seq 20); do echo "-o /dev/null $url"; done) | tail -n +2 | sort -n | awk '{ a[NR] = $1 } END { printf "%.2f", a[int(NR / 2) + 1] * 1000 }')
+printf '%-34s %s ms (median of the last 19 of 20 over one connection)\n' "floor: one GET of a claim" "$get_ms"
+
+LR=$WORK/liken/kubelet
+ER=$WORK/example/kubelet
+for rep in 1 2; do
+  run_calls "liken-dra, pods bound [$rep]" "$LR" "$WORK/lp.txt" single "$SINGLE" 1
+  run_calls "liken-dra, pods bound [$rep]" "$LR" "$WORK/lb.txt" batch "$BATCH" 1
+  if [ -n "$EXAMPLE" ]; then
+    run_calls "example driver, pods bound [$rep]" "$ER" "$WORK/ep.txt" single "$SINGLE" 0
+    run_calls "example driver, pods bound [$rep]" "$ER" "$WORK/eb.txt" batch "$BATCH" 0
+  fi
+done
+run_calls "liken-dra, no pods" "$LR" "$WORK/ln.txt" single "$SINGLE" 1
+run_calls "liken-dra, no pods" "$LR" "$WORK/lm.txt" batch "$BATCH" 1
