@@ -124,7 +124,7 @@ start_driver() { # I
   group=$!
   GROUPS_STARTED+=("$group")
   child=""
-  for _ in $(seq 100); do
+  for _ in $(seq 1200); do  # umockdev-run loads a large recording slowly on a busy machine
     child=$(awk '{print $1}' "/proc/$group/task/$group/children" 2>/dev/null || true)
     [ -n "$child" ] && [ "$(basename "$(readlink "/proc/$child/exe" 2>/dev/null)")" = "$(basename "$DRA")" ] && break
     child=""
