@@ -79,7 +79,7 @@ constexpr FlagSpec kServiceAccountDir = {"service-account-dir", "", "DIR",
                                          "the in-cluster token and CA"};
 constexpr FlagSpec kMetricsAddress = {"metrics-address", "", "[HOST]:PORT", ":9410", "", Kind::kListenAddress,
                                       "serve Prometheus metrics here (\"\": nowhere)"};
-constexpr FlagSpec kResyncPeriod = {"resync-period", "", "DURATION", "60s", "", Kind::kDuration,
+constexpr FlagSpec kResyncPeriod = {"resync-period", "", "DURATION", "10m", "", Kind::kDuration,
                                     "a full pass at least this often", "", 1, 24 * 3600};
 constexpr FlagSpec kCdiRoot = {"cdi-root", "", "DIR", "/var/run/cdi", "", Kind::kAbsolutePath,
                                "where the CDI specs are written"};

@@ -28,7 +28,7 @@ namespace liken::controller {
 // How the node's loop runs.
 struct NodeReconcilerOptions {
   std::string node_name;                                      // required: the pool and the slices' node
-  absl::Duration resync_period = absl::Seconds(60);           // a full pass at least this often
+  absl::Duration resync_period = absl::Minutes(10);          // a full pass at least this often
   absl::Duration uevent_quiet = absl::Milliseconds(50);       // a uevent burst ends after this much quiet...
   absl::Duration uevent_max_delay = absl::Milliseconds(250);  // ...or this long after its first event
 };
