@@ -102,4 +102,9 @@ wait_until 120 pod_running render-3 && pass "prepare works after a driver restar
 node_file_exists "$(cdi_spec_file serial-1)" && pass "CDI specs survive the restart" || fail "CDI specs lost"
 k -n "$DRIVER_NS" exec ds/liken-liken-dra -- /usr/bin/liken-dra scan --node-name x >"$WORK/scan.yaml" 2>/dev/null || true
 k create --dry-run=server -f "$WORK/scan.yaml" >/dev/null && pass "scan output validates" || fail "scan output rejected"
+
+# More scenarios shared with the node tier; they change the driver container's testbed, so they come last.
+delete_pods serial-1 render-3
+node_scenario_usb_reenumerate
+node_scenario_status_and_health
 summary e2e-kind
