@@ -12,10 +12,11 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLIKEN_BUILD_TESTS
  && strip /build/liken-dra
 
 FROM debian:bookworm-slim AS base
+# gRPC, protobuf, Abseil, re2, c-ares, yaml-cpp and zlib are linked into the binary from Debian's static archives
+# (cmd/static_deps.cmake); what Debian ships only as shared libraries is installed here.
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libgrpc++1.51 libprotobuf32 libcpprest2.10 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
-      libyaml-cpp0.7 libabsl20220623 pci.ids ca-certificates \
+      libcpprest2.10 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 pci.ids ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/liken-dra /usr/bin/liken-dra
 ENTRYPOINT ["/usr/bin/liken-dra"]

@@ -180,9 +180,11 @@ bool ClaimStatusController::ProcessOne(std::optional<std::string> key) {
   if (s.ok()) {
     queue_.Forget(*key);
   } else if (code == absl::StatusCode::kUnimplemented ||
-             (code == absl::StatusCode::kInvalidArgument && queue_.NumRequeues(*key) >= kMaxInvalidRetries)) {
+             ((code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kFailedPrecondition) &&
+              queue_.NumRequeues(*key) >= kMaxInvalidRetries)) {
     // A refused write (422: the claim changed under its name, or the per-driver authorization failed) may
-    // heal (RBAC being applied), so it is retried a few times; then it waits for the next change.
+    // heal (RBAC being applied), and a claim not yet in the node's cache may arrive, so each is retried a few
+    // times; then it waits for the next change.
     LogWarning("claim status: cannot write the claim's device status; dropped until it changes",
                {{"claim", *key}, {"error", s.ToString()}});
     queue_.Forget(*key);
@@ -205,8 +207,14 @@ absl::Status ClaimStatusController::Sync(const std::string& key) {
     if (auto it = prepared_.find(key); it != prepared_.end()) wanted = it->second;
     present = present_;
   }
-  auto claim = claims_->Get(ns, name, wanted ? wanted->uid : "");
-  if (claim.status().code() == absl::StatusCode::kNotFound) return absl::OkStatus();  // nothing to report on
+  // From the node's claim cache only: a status write must not cost a read. The kubelet prepares a claim for a
+  // pod bound to this node, whose claims the cache holds; one it lacks (not yet listed) is retried a few times.
+  auto claim = claims_->GetCached(ns, name, "");  // any UID: a replaced claim is told apart below
+  if (!claim.ok() && claim.status().code() == absl::StatusCode::kFailedPrecondition && !wanted) {
+    // Unprepared and no longer cached: no pod on this node names it any more; the API server drops our entries
+    // when the claim is deallocated.
+    return absl::OkStatus();
+  }
   if (!claim.ok()) return claim.status();
   const std::vector<apis::AllocatedDeviceStatus> current = Ours(driver_, pool_, claim->devices);
   std::vector<apis::AllocatedDeviceStatus> desired;

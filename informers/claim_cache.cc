@@ -208,17 +208,23 @@ absl::Status ClaimCache::SyncClaim(const std::string& key) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace_name, const std::string& name,
-                                                    const std::string& uid) {
+absl::StatusOr<apis::ResourceClaim> ClaimCache::GetCached(const std::string& namespace_name,
+                                                          const std::string& name, const std::string& uid) {
   if (absl::Status s = ValidateClaimName(namespace_name, name); !s.ok()) return s;
   const std::string key = namespace_name + "/" + name;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = claims_.find(key);
-    if (it != claims_.end() && it->second->allocated && (uid.empty() || it->second->metadata.uid == uid)) {
-      return *it->second;
-    }
+  absl::MutexLock lock(&mu_);
+  auto it = claims_.find(key);
+  if (it != claims_.end() && it->second->allocated && (uid.empty() || it->second->metadata.uid == uid)) {
+    return *it->second;
   }
+  return absl::FailedPreconditionError(absl::StrCat("claim ", key, " is not in this node's claim cache"));
+}
+
+absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace_name, const std::string& name,
+                                                    const std::string& uid) {
+  auto cached = GetCached(namespace_name, name, uid);
+  if (cached.ok() || cached.status().code() != absl::StatusCode::kFailedPrecondition) return cached;
+  const std::string key = namespace_name + "/" + name;
   if (observer_ != nullptr) observer_->OnClaimGetFallback();
   auto got = client_->Get(ResourceClaimPath(namespace_name, name));
   if (!got.ok()) return got.status();

@@ -48,6 +48,10 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
   // name that is no DNS subdomain. A claim from the cache has its parsed fields only (`raw` and `metadata.raw` are empty). Thread-safe.
   absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name,
                                           const std::string& uid) override;
+  // ClaimLookup: the cached claim, never a request; FailedPrecondition when the cache lacks it (no pod on this
+  // node names it yet) or holds another UID or an unallocated copy. Thread-safe.
+  absl::StatusOr<apis::ResourceClaim> GetCached(const std::string& namespace_name, const std::string& name,
+                                                const std::string& uid) override;
 
   // ClaimLookup: replaces the cached copy with `claim` (the answer to a write of this process) when a pod on
   // this node names it and the cached copy is not newer (numeric resourceVersions compared; others replace).

@@ -17,6 +17,13 @@ class ClaimLookup {
   // the API server; an empty `uid` accepts any. NotFound when the claim does not exist. Thread-safe.
   virtual absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name,
                                                   const std::string& uid) = 0;
+  // Returns the claim only when this lookup holds it without asking the API server (same UID and allocation
+  // rules as Get); FailedPrecondition when it does not. For readers that must not add requests, such as the
+  // claim status writer. Default: FailedPrecondition (a lookup without a cache holds nothing). Thread-safe.
+  virtual absl::StatusOr<apis::ResourceClaim> GetCached(const std::string& namespace_name, const std::string& name,
+                                                        const std::string& uid) {
+    return absl::FailedPreconditionError("no cached copy of " + namespace_name + "/" + name);
+  }
   // Takes `claim` as the API server returned it from a write of this process, so later lookups see that write
   // without reading the claim again. Default: ignored. Thread-safe.
   virtual void Remember(const apis::ResourceClaim& claim) {}

@@ -248,7 +248,8 @@ TEST_F(ClaimStatusControllerTest, UnpluggedDeviceTurnsReadyFalseAndBack) {
   controller_->SetPresentDevices({"usb-1-1", "pci-0000-00-02-0"});
   controller_->DrainForTest();
   std::string first_time;
-  for (const auto& d : server_.Object("resourceclaims", "ns1/serial")["status"]["devices"]) {
+  const nlohmann::json stored1 = server_.Object("resourceclaims", "ns1/serial");  // named: the loop must not outlive it
+  for (const auto& d : stored1["status"]["devices"]) {
     if (d["device"] == "usb-1-1") first_time = d["conditions"][0]["lastTransitionTime"];
   }
   clock_.Advance(absl::Hours(1));
@@ -256,7 +257,8 @@ TEST_F(ClaimStatusControllerTest, UnpluggedDeviceTurnsReadyFalseAndBack) {
   controller_->DrainForTest();
   EXPECT_THAT(Entries("serial"), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
                                                         "usb-1-1:Ready=False/DeviceUnplugged"));
-  for (const auto& d : server_.Object("resourceclaims", "ns1/serial")["status"]["devices"]) {
+  const nlohmann::json stored2 = server_.Object("resourceclaims", "ns1/serial");  // named: the loop must not outlive it
+  for (const auto& d : stored2["status"]["devices"]) {
     if (d["device"] == "usb-1-1") {
       EXPECT_NE(d["conditions"][0]["lastTransitionTime"], first_time);
     }
@@ -345,6 +347,22 @@ TEST_F(ClaimStatusControllerTest, ClaimReplacedUnderItsNameIsNotWritten) {
   controller_->SetPrepared(Prepared("serial", "uid-of-a-deleted-claim"));
   controller_->DrainForTest();
   EXPECT_EQ(Patches(), 0);
+}
+
+TEST_F(ClaimStatusControllerTest, AClaimTheNodesCacheLacksCostsNoRequestAndIsRetriedAFewTimes) {
+  AddClaim("serial");  // starts the cache
+  nlohmann::json claim = Claim("podless");
+  claim["metadata"]["uid"] = "uid-podless";
+  server_.Upsert("resourceclaims", claim);  // no pod on node-a names it: the cache never holds it
+  controller_->SetPrepared(Prepared("podless", "uid-podless"));
+  controller_->DrainForTest();
+  for (int i = 0; i < 10; ++i) {
+    clock_.Advance(absl::Minutes(5));
+    controller_->DrainForTest();
+  }
+  EXPECT_EQ(server_.CountRequests(std::string(kStatusPrefix) + "podless", false), 0) << "no GET fallback";
+  EXPECT_EQ(Patches(), 0);
+  EXPECT_EQ(controller_->DrainForTest(), 0) << "dropped after its retries, until the claim changes";
 }
 
 TEST_F(ClaimStatusControllerTest, OnlyAllocatedDevicesGetEntries) {
