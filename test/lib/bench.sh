@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell code shared by the benchmarks on a local control plane: test/controller/daemon_rss_benchmark.sh,
 # test/controller/scale_benchmark.sh and test/kubelet/cluster_prepare_benchmark.sh. Sourced, never run.
 #
@@ -53,7 +54,7 @@ request_counts() {
   api_metrics | awk '
     /^apiserver_request_total\{/ {
       verb = $0; sub(/.*verb="/, "", verb); sub(/".*/, "", verb)
-      res = $0; sub(/.*resource="/, "", res); sub(/".*/, "", res)
+      res = $0; sub(/.*[{,]resource="/, "", res); sub(/".*/, "", res)
       if (verb != "WATCH") c["all"] += $NF
       if ($0 !~ /subresource="[^"]/ && (res == "nodes" || res == "resourceslices" || res == "pods" || res == "resourceclaims"))
         c[verb ":" res] += $NF
