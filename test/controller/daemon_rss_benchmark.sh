@@ -30,6 +30,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=test/lib/bench.sh
+source "$REPO/test/lib/bench.sh"
 DRA=${LIKEN_DRA:-$REPO/build/liken-dra}
 PREPARE=${LIKEN_PREPARE_CLAIMS:-$REPO/build/test/kubelet/liken_prepare_claims}
 RECORDING=$REPO/test/machines/usb-heavy.umockdev
@@ -58,63 +60,27 @@ log() { echo "rss-bench: $*" >&2; }
 
 cleanup() {
   local rc=$?
-  if [ -n "$DRIVER_GROUP" ]; then
-    kill -TERM -- "-$DRIVER_GROUP" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$DRIVER_GROUP" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$DRIVER_GROUP" 2>/dev/null || true
-  fi
+  if [ -n "$DRIVER_GROUP" ]; then stop_groups "$DRIVER_GROUP"; fi
   if [ $rc -ne 0 ] && [ -f "$DIR/driver.log" ]; then
     echo "--- tail of $DIR/driver.log" >&2
     tail -n 30 "$DIR/driver.log" >&2
   fi
-  "$REPO/hack/local-cluster.sh" down >/dev/null 2>&1 || true
-  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then log "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+  finish_work "$REPO" "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-wait_until() { # SECONDS COMMAND...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 0.2
-  done
-}
 
 eval "$("$REPO/hack/local-cluster.sh" up)"
 k() { "$LIKEN_K8S_BIN/kubectl" "$@"; }
 
 # --- the API server, for the bulk status patches (kubectl would take a process per claim) -----------------
-CURL_ARGS=()
-api_setup() {
-  local cfg=$KUBECONFIG
-  mkdir -p "$WORK/pki"
-  grep 'certificate-authority-data:' "$cfg" | awk '{print $2}' | base64 -d >"$WORK/pki/ca.crt"
-  grep 'client-certificate-data:' "$cfg" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.crt"
-  grep 'client-key-data:' "$cfg" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.key"
-  API="https://127.0.0.1:$LIKEN_APISERVER_PORT"
-  CURL_ARGS=(--silent --show-error --fail --cacert "$WORK/pki/ca.crt" --cert "$WORK/pki/admin.crt"
-             --key "$WORK/pki/admin.key")
-}
-api_setup
+api_setup "$WORK"
 
-# The API server's counters as "key value" lines: all non-WATCH requests, and by verb:resource for the kinds the
-# driver reads or writes.
-request_counts() {
-  curl "${CURL_ARGS[@]}" "$API/metrics" | awk '
-    /^apiserver_request_total\{/ {
-      verb = $0; sub(/.*verb="/, "", verb); sub(/".*/, "", verb)
-      res = $0; sub(/.*resource="/, "", res); sub(/".*/, "", res)
-      if (verb != "WATCH") c["all"] += $NF
-      if ($0 !~ /subresource="[^"]/ && (res == "nodes" || res == "resourceslices" || res == "pods" || res == "resourceclaims"))
-        c[verb ":" res] += $NF
-    }
-    END { for (k in c) printf "%s %d\n", k, c[k] }' | sort
-}
-request_delta() { # BEFORE AFTER: "all N; verb:resource N, ..." of what grew
+# BEFORE AFTER (request_counts lines): "all N; verb:resource N, ..." of what grew (open watches left out)
+request_delta() {
   join -a 1 -e 0 -o 0,1.2,2.2 <(echo "$2") <(echo "$1") |
-    awk '{ d = $2 - $3; if ($1 == "all") all = d; else if (d > 0) kinds = kinds sprintf("%s %d, ", $1, d) }
+    awk '$1 == "open-watches" { next }
+         { d = $2 - $3; if ($1 == "all") all = d; else if (d > 0) kinds = kinds sprintf("%s %d, ", $1, d) }
          END { printf "%d requests (of the driver'"'"'s kinds: %s)", all, kinds == "" ? "none" : kinds }'
 }
 log "the control plane alone for ${IDLE_SECONDS}s (baseline of the API server's requests)"
@@ -127,7 +93,7 @@ mkdir -p "$DIR/kubelet/plugins_registry" "$DIR/kubelet/plugins" "$DIR/cdi"
 # The kubelet's part in start-up: register as soon as the registration socket answers.
 "$PREPARE" --kubelet-root "$DIR/kubelet" --register-only --wait-seconds 120 >"$WORK/registered" 2>&1 &
 REGISTRAR=$!
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086,SC2016  # the flags split into words; "$0" and "$@" are the inner shell's
 TMPDIR=/dev/shm setsid umockdev-run -d "$RECORDING" -- \
   sh -c 'date +%s%3N >"$0"; exec "$@"' "$WORK/exec.ms" "$DRA" run --node-name "$NODE" --kubeconfig "$LIKEN_CLUSTER_DIR/driver.kubeconfig" \
   --kubelet-root "$DIR/kubelet" --cdi-root "$DIR/cdi" --metrics-address "127.0.0.1:$METRICS_PORT" \
@@ -136,7 +102,7 @@ DRIVER_GROUP=$!
 
 driver_pid() { # umockdev-run's child is the driver
   local child
-  child=$(cat "/proc/$DRIVER_GROUP/task/$DRIVER_GROUP/children" 2>/dev/null | awk '{print $1}')
+  child=$(awk '{print $1}' "/proc/$DRIVER_GROUP/task/$DRIVER_GROUP/children" 2>/dev/null)
   [ -n "$child" ] && [ "$(basename "$(readlink "/proc/$child/exe")")" = "$(basename "$DRA")" ] && echo "$child"
 }
 wait_until 30 driver_pid || { log "driver process did not appear"; exit 1; }
@@ -166,8 +132,6 @@ mapfile -t DEVICES < <(slice_devices | sort)
 log "driver pid $PID publishes ${#DEVICES[@]} devices"
 
 # --- measurements -----------------------------------------------------------------------------------------
-status_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # utime + stime (no spaces in the comm field)
 mb() { awk -v kb="$1" 'BEGIN { printf "%.1f MB", kb / 1024 }'; }
 snapshot() { # LABEL: one line of the driver's memory figures
   printf '%-44s VmRSS=%s (anon %s, file %s, shmem %s)  VmHWM=%s  threads=%s\n' "$1" \
@@ -227,7 +191,7 @@ YAML
 k create -f "$WORK/claims.yaml" >/dev/null
 log "allocating them (status.allocation) round-robin over the node's devices"
 allocate() { # INDEX DEVICE
-  curl "${CURL_ARGS[@]}" -o /dev/null -X PATCH -H "Content-Type: application/merge-patch+json" \
+  api_curl -o /dev/null -X PATCH -H "Content-Type: application/merge-patch+json" \
     --data "{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"dev\",\"driver\":\"liken.sh\",\"pool\":\"$NODE\",\"device\":\"$2\"}]}}}}" \
     "$API/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/bench-$1/status" || log "allocating bench-$1 failed"
 }

@@ -28,6 +28,9 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=test/lib/bench.sh
+source "$REPO/test/lib/bench.sh"
+WAIT_POLL_SECONDS=0.5
 DRA=${LIKEN_DRA:-$REPO/build/liken-dra}
 read -r -a STEPS <<<"${LIKEN_SCALE_STEPS:-1 10 50}"
 WINDOW=${LIKEN_SCALE_WINDOW:-90}
@@ -52,61 +55,22 @@ GROUPS_STARTED=()  # the drivers' process groups (umockdev-run, started with set
 log() { echo "scale-bench: $*" >&2; }
 
 cleanup() {
-  local rc=$? g
-  for g in "${GROUPS_STARTED[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done
-  for g in "${GROUPS_STARTED[@]}"; do
-    for _ in $(seq 50); do kill -0 "$g" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$g" 2>/dev/null || true
-  done
+  local rc=$?
+  stop_groups "${GROUPS_STARTED[@]}"
   if [ $rc -ne 0 ]; then
-    for f in "$WORK"/sim-1/driver.log; do [ -f "$f" ] && { echo "--- tail of $f" >&2; tail -n 20 "$f" >&2; }; done
+    local f=$WORK/sim-1/driver.log
+    if [ -f "$f" ]; then echo "--- tail of $f" >&2; tail -n 20 "$f" >&2; fi
   fi
-  "$REPO/hack/local-cluster.sh" down >/dev/null 2>&1 || true
-  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then log "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+  finish_work "$REPO" "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-wait_until() { # SECONDS COMMAND...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 0.5
-  done
-}
 
 eval "$("$REPO/hack/local-cluster.sh" up)"
 k() { "$LIKEN_K8S_BIN/kubectl" "$@"; }
 APISERVER_PID=$(cat "$LIKEN_CLUSTER_DIR/pids/kube-apiserver.pid")
 
-mkdir -p "$WORK/pki"
-grep 'certificate-authority-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki/ca.crt"
-grep 'client-certificate-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.crt"
-grep 'client-key-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.key"
-API="https://127.0.0.1:$LIKEN_APISERVER_PORT"
-api_metrics() {
-  curl --silent --show-error --fail --cacert "$WORK/pki/ca.crt" --cert "$WORK/pki/admin.crt" \
-    --key "$WORK/pki/admin.key" "$API/metrics"
-}
-# Sums of the API server's counters in one scrape, as "key value" lines: all (non-WATCH) requests, and the
-# kinds the driver makes.
-request_counts() {
-  api_metrics | awk '
-    /^apiserver_request_total\{/ {
-      verb = $0; sub(/.*verb="/, "", verb); sub(/".*/, "", verb)
-      res = $0; sub(/.*resource="/, "", res); sub(/".*/, "", res)
-      sub_ = ""; if ($0 ~ /subresource="/) { sub_ = $0; sub(/.*subresource="/, "", sub_); sub(/".*/, "", sub_) }
-      v = $NF
-      if (verb != "WATCH") { c["all"] += v }
-      if (sub_ == "" && (res == "nodes" || res == "resourceslices" || res == "pods" || res == "resourceclaims"))
-        c[verb ":" res] += v
-    }
-    /^apiserver_longrunning_requests\{/ && /verb="WATCH"/ { c["open-watches"] += $NF }
-    END { for (k in c) printf "%s %d\n", k, c[k] }' | sort
-}
-status_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+api_setup "$WORK"
 HZ=$(getconf CLK_TCK)
 
 # --- drivers -------------------------------------------------------------------------------------------------
@@ -160,7 +124,7 @@ drivers_figures() { # RSS (MB) and CPU ticks of all drivers: "rss_kb ticks"
 
 # One idle window: prints the API server's figures (and the drivers', when there are any).
 measure() { # LABEL
-  local label=$1 before after rss0 rss1 t0 t1 d0 d1 drv
+  local label=$1 before after rss1 t0 t1 drv
   before=$(request_counts)
   drv=$(drivers_figures); t0=${drv#* }
   sleep "$WINDOW"

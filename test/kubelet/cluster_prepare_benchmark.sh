@@ -28,6 +28,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=test/lib/bench.sh
+source "$REPO/test/lib/bench.sh"
 DRA=${LIKEN_DRA:-$REPO/build/liken-dra}
 TIMING=${LIKEN_PREPARE_TIMING:-$REPO/build/test/kubelet/liken_prepare_timing}
 RECORDING=$REPO/test/machines/usb-heavy.umockdev
@@ -51,49 +53,18 @@ GROUPS_STARTED=()
 log() { echo "prepare-bench: $*" >&2; }
 
 cleanup() {
-  local rc=$? g
-  for g in "${GROUPS_STARTED[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done
-  for g in "${GROUPS_STARTED[@]}"; do
-    for _ in $(seq 50); do kill -0 "$g" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$g" 2>/dev/null || true
-  done
+  local rc=$? f
+  stop_groups "${GROUPS_STARTED[@]}"
   if [ $rc -ne 0 ]; then for f in "$WORK"/*/driver.log; do [ -f "$f" ] && { echo "--- tail of $f" >&2; tail -n 20 "$f" >&2; }; done; fi
-  "$REPO/hack/local-cluster.sh" down >/dev/null 2>&1 || true
-  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then log "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+  finish_work "$REPO" "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_until() { # SECONDS COMMAND...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 0.2
-  done
-}
-
 eval "$("$REPO/hack/local-cluster.sh" up)"
 NODE_NAME=node-b "$REPO/hack/local-cluster.sh" add-node >/dev/null
 k() { "$LIKEN_K8S_BIN/kubectl" "$@"; }
-mkdir -p "$WORK/pki"
-grep 'certificate-authority-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki/ca.crt"
-grep 'client-certificate-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.crt"
-grep 'client-key-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$WORK/pki/admin.key"
-API="https://127.0.0.1:$LIKEN_APISERVER_PORT"
-CURL=(curl --silent --show-error --fail --cacert "$WORK/pki/ca.crt" --cert "$WORK/pki/admin.crt" --key "$WORK/pki/admin.key")
-
-# Requests for resources the API server answered (apiserver_request_total, all clients; watches and
-# non-resource requests such as this script's own GET /metrics excluded).
-api_requests() {
-  "${CURL[@]}" "$API/metrics" |
-    awk '/^apiserver_request_total\{/ && $0 !~ /verb="WATCH"/ && $0 !~ /[{,]resource=""/ { s += $NF } END { printf "%d\n", s }'
-}
-# The same for GETs of resourceclaims only.
-claim_gets() {
-  "${CURL[@]}" "$API/metrics" |
-    awk '/^apiserver_request_total\{/ && /resource="resourceclaims"/ && /verb="GET"/ && $0 !~ /subresource="[a-z]/ { s += $NF } END { printf "%d\n", s }'
-}
+api_setup "$WORK"
 
 # --- drivers ------------------------------------------------------------------------------------------------
 start_liken() {
@@ -145,11 +116,11 @@ make_claims() { # PREFIX COUNT NODE DRIVER CLASS PODS(0|1): writes $WORK/PREFIX.
       pod_uid=$(awk -v n="$prefix-$1" '$1 == n { print $2 }' <<<"$uids")
       reserved=",\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"$prefix-$1\",\"uid\":\"$pod_uid\"}]"
     fi
-    "${CURL[@]}" -o /dev/null -X PATCH -H "Content-Type: application/merge-patch+json" \
+    api_curl -o /dev/null -X PATCH -H "Content-Type: application/merge-patch+json" \
       --data "{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"dev\",\"driver\":\"$driver\",\"pool\":\"$node\",\"device\":\"$2\"}]}}$reserved}}" \
       "$API/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/$prefix-$1/status"
     if [ "$pods" = 1 ]; then
-      "${CURL[@]}" -o /dev/null -X POST -H "Content-Type: application/json" \
+      api_curl -o /dev/null -X POST -H "Content-Type: application/json" \
         --data "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$prefix-$1\"},\"target\":{\"kind\":\"Node\",\"name\":\"$node\"}}" \
         "$API/api/v1/namespaces/default/pods/$prefix-$1/binding"
     fi
@@ -240,7 +211,8 @@ fi
 
 # One GET of a claim over a kept-alive connection: the last of 20 transfers of one curl process.
 url="$API/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/ln-0"
-get_ms=$("${CURL[@]}" -w '%{time_total}\n' $(for _ in $(seq 20); do echo "-o /dev/null $url"; done) | tail -n +2 | sort -n | awk '{ a[NR] = $1 } END { printf "%.2f", a[int(NR / 2) + 1] * 1000 }')
+# shellcheck disable=SC2046  # one "-o /dev/null URL" pair per transfer
+get_ms=$(api_curl -w '%{time_total}\n' $(for _ in $(seq 20); do echo "-o /dev/null $url"; done) | tail -n +2 | sort -n | awk '{ a[NR] = $1 } END { printf "%.2f", a[int(NR / 2) + 1] * 1000 }')
 printf '%-34s %s ms (median of the last 19 of 20 over one connection)\n' "floor: one GET of a claim" "$get_ms"
 
 LR=$WORK/liken/kubelet

@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# Shell code shared by the benchmarks on a local control plane: test/controller/daemon_rss_benchmark.sh,
+# test/controller/scale_benchmark.sh and test/kubelet/cluster_prepare_benchmark.sh. Sourced, never run.
+#
+# The caller defines log (one line to stderr, with its own prefix) and, after `hack/local-cluster.sh up`, has
+# KUBECONFIG (the admin's) and LIKEN_APISERVER_PORT exported. WAIT_POLL_SECONDS sets wait_until's poll (0.2).
+
+# stop_groups PGID...: TERMs every process group, waits up to 10 s for each leader to exit, then KILLs the group.
+stop_groups() {
+  local g
+  for g in "$@"; do kill -TERM -- "-$g" 2>/dev/null || true; done
+  for g in "$@"; do
+    for _ in $(seq 50); do kill -0 "$g" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$g" 2>/dev/null || true
+  done
+}
+
+# finish_work REPO WORK: brings the control plane down and removes WORK, or keeps it when LIKEN_BENCH_KEEP=1.
+finish_work() {
+  "$1/hack/local-cluster.sh" down >/dev/null 2>&1 || true
+  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then log "work directory kept: $2"; else rm -rf "$2"; fi
+}
+
+# wait_until SECONDS COMMAND...: polls every WAIT_POLL_SECONDS until COMMAND succeeds; false on timeout.
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep "${WAIT_POLL_SECONDS:-0.2}"
+  done
+}
+
+# api_setup DIR: writes the admin's CA, certificate and key from $KUBECONFIG to DIR/pki; sets API and CURL_ARGS.
+api_setup() {
+  mkdir -p "$1/pki"
+  grep 'certificate-authority-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$1/pki/ca.crt"
+  grep 'client-certificate-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$1/pki/admin.crt"
+  grep 'client-key-data:' "$KUBECONFIG" | awk '{print $2}' | base64 -d >"$1/pki/admin.key"
+  API="https://127.0.0.1:$LIKEN_APISERVER_PORT"
+  CURL_ARGS=(--silent --show-error --fail --cacert "$1/pki/ca.crt" --cert "$1/pki/admin.crt" --key "$1/pki/admin.key")
+}
+
+# api_curl CURL-ARGS...: curl as the admin (after api_setup); fails on an HTTP error.
+api_curl() { curl "${CURL_ARGS[@]}" "$@"; }
+
+# api_metrics: the API server's /metrics text.
+api_metrics() { api_curl "$API/metrics"; }
+
+# request_counts: one scrape of the API server's counters as sorted "key value" lines: "all" (apiserver_request_total,
+# WATCH excluded), "verb:resource" for the kinds a driver reads or writes (nodes, resourceslices, pods,
+# resourceclaims; subresources excluded) and "open-watches" (apiserver_longrunning_requests of WATCH).
+request_counts() {
+  api_metrics | awk '
+    /^apiserver_request_total\{/ {
+      verb = $0; sub(/.*verb="/, "", verb); sub(/".*/, "", verb)
+      res = $0; sub(/.*[{,]resource="/, "", res); sub(/".*/, "", res)
+      if (verb != "WATCH") c["all"] += $NF
+      if ($0 !~ /subresource="[^"]/ && (res == "nodes" || res == "resourceslices" || res == "pods" || res == "resourceclaims"))
+        c[verb ":" res] += $NF
+    }
+    /^apiserver_longrunning_requests\{/ && /verb="WATCH"/ { c["open-watches"] += $NF }
+    END { for (k in c) printf "%s %d\n", k, c[k] }' | sort
+}
+
+# api_requests: requests for resources the API server answered (apiserver_request_total, all clients; watches and
+# non-resource requests such as GET /metrics excluded), one number.
+api_requests() {
+  api_metrics |
+    awk '/^apiserver_request_total\{/ && $0 !~ /verb="WATCH"/ && $0 !~ /[{,]resource=""/ { s += $NF } END { printf "%d\n", s }'
+}
+
+# claim_gets: the same for GETs of resourceclaims (no subresource) only, one number.
+claim_gets() {
+  api_metrics |
+    awk '/^apiserver_request_total\{/ && /resource="resourceclaims"/ && /verb="GET"/ && $0 !~ /subresource="[a-z]/ { s += $NF } END { printf "%d\n", s }'
+}
+
+# status_kb PID FIELD: the value (kB, or a count) of FIELD in /proc/PID/status, e.g. VmRSS, Threads.
+status_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+
+# cpu_ticks PID: utime + stime of PID in clock ticks (from /proc/PID/stat; no spaces in the comm field).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
