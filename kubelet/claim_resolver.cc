@@ -78,11 +78,21 @@ absl::StatusOr<PreparedClaim> ClaimResolver::Resolve(const ClaimRef& ref) const 
 
 std::vector<absl::StatusOr<PreparedClaim>> ClaimResolver::ResolveAll(const std::vector<const ClaimRef*>& refs) const {
   std::vector<absl::StatusOr<PreparedClaim>> out(refs.size(), absl::UnknownError("not resolved"));
+  // Claims the node's cache holds cost no read: resolved here, on the calling thread. Only the others (each an
+  // API read) are spread over helper threads, so a call whose claims are all cached starts no thread.
+  std::vector<size_t> misses;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (lookup_->GetCached(refs[i]->namespace_name, refs[i]->name, refs[i]->uid).ok()) {
+      out[i] = Resolve(*refs[i]);
+    } else {
+      misses.push_back(i);
+    }
+  }
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < refs.size(); i = next++) out[i] = Resolve(*refs[i]);
+    for (size_t m = next++; m < misses.size(); m = next++) out[misses[m]] = Resolve(*refs[misses[m]]);
   };
-  const size_t helpers = std::min(refs.size(), kMaxConcurrentReads) - (refs.empty() ? 0 : 1);
+  const size_t helpers = std::min(misses.size(), kMaxConcurrentReads) - (misses.empty() ? 0 : 1);
   std::vector<std::jthread> threads;
   threads.reserve(helpers);
   for (size_t t = 0; t < helpers; ++t) threads.emplace_back(work);

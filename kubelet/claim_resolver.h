@@ -29,8 +29,9 @@ class ClaimResolver {
   // Thread-safe.
   absl::StatusOr<PreparedClaim> Resolve(const ClaimRef& ref) const;
 
-  // Resolve of each claim, in order, up to kMaxConcurrentReads at a time (so the GETs of cache misses
-  // overlap). Thread-safe.
+  // Resolve of each claim, in order: those the lookup holds cached on the calling thread, the others (cache
+  // misses, each a GET) up to kMaxConcurrentReads at a time on helper threads, so their reads overlap.
+  // Thread-safe.
   std::vector<absl::StatusOr<PreparedClaim>> ResolveAll(const std::vector<const ClaimRef*>& refs) const;
 
  private:

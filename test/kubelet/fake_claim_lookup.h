@@ -45,6 +45,17 @@ class FakeClaimLookup : public informers::ClaimLookup {
     gates_[{ns, name}] = gate;
     return gate;
   }
+  // A claim added and not held at a gate counts as cached (a held one stands for an API read); not counted
+  // as a lookup. Thread-safe.
+  absl::StatusOr<apis::ResourceClaim> GetCached(const std::string& ns, const std::string& name,
+                                                const std::string& /*uid*/) override {
+    absl::MutexLock lock(&mu_);
+    auto it = claims_.find({ns, name});
+    if (it == claims_.end() || gates_.count({ns, name}) > 0) {
+      return absl::FailedPreconditionError("not cached: " + ns + "/" + name);
+    }
+    return it->second;
+  }
   // Thread-safe.
   absl::StatusOr<apis::ResourceClaim> Get(const std::string& ns, const std::string& name,
                                           const std::string& /*uid*/) override {
