@@ -1,6 +1,7 @@
 #include "kubelet/claim_preparer.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -141,8 +142,13 @@ absl::Status ClaimPreparer::Recover() {
 std::vector<PrepareOutcome> ClaimPreparer::Prepare(const std::vector<ClaimRef>& claims) {
   const absl::Time start = absl::Now();
   const uint64_t seq = slots_.BeginPrepare();
-  std::vector<PrepareOutcome> out(claims.size());
-  PrepareBatch(claims, seq, &out);
+  std::vector<PrepareOutcome> out;
+  for (size_t begin = 0; begin < claims.size(); begin += kMaxBatch) {
+    std::vector<ClaimRef> batch(claims.begin() + begin, claims.begin() + std::min(claims.size(), begin + kMaxBatch));
+    std::vector<PrepareOutcome> batch_out(batch.size());
+    PrepareBatch(batch, seq, &batch_out);
+    std::move(batch_out.begin(), batch_out.end(), std::back_inserter(out));
+  }
   slots_.EndPrepare(seq);
   const absl::Duration took = absl::Now() - start;  // every claim's answer waits for the whole call
   for (size_t i = 0; i < claims.size(); ++i) {

@@ -81,8 +81,13 @@ class ClaimPreparer {
   // checkpoint or CDI directory cannot be read. Not to be called concurrently with other methods.
   absl::Status Recover();
 
-  // Prepares each claim (validated by ValidateClaimRefs: no UID twice); one outcome per claim, in order.
-  // Thread-safe.
+  // The most claims of one call whose slots are locked, and whose records are committed, together; a larger
+  // call is prepared in batches of this size. Bounds how many mutexes one thread holds (ThreadSanitizer's
+  // deadlock detector tracks at most 64).
+  static constexpr size_t kMaxBatch = 32;
+
+  // Prepares each claim (validated by ValidateClaimRefs: no UID twice), in batches of at most kMaxBatch; one
+  // outcome per claim, in order. Thread-safe.
   std::vector<PrepareOutcome> Prepare(const std::vector<ClaimRef>& claims);
 
   // Unprepares each claim; one status per claim, in order. USB rebind failures are logged and counted,
