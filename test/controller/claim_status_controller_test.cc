@@ -184,6 +184,12 @@ class ClaimStatusControllerTest : public ::testing::Test {
     return out;
   }
 
+  // Declared before the server, whose serving threads run the interceptor that uses them: destroyed after it.
+  absl::Mutex mu_;
+  std::vector<HttpRequest> patches_ ABSL_GUARDED_BY(mu_);
+  std::optional<int> fail_next_ ABSL_GUARDED_BY(mu_);
+  int fail_always_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::set<std::string>> owned_ ABSL_GUARDED_BY(mu_);
   FakeApiServer server_;
   FakeClock clock_;
   RecordingObserver observer_;
@@ -191,11 +197,6 @@ class ClaimStatusControllerTest : public ::testing::Test {
   std::unique_ptr<informers::ClaimCache> cache_;
   std::unique_ptr<ClaimStatusController> controller_;
   bool started_ = false;
-  absl::Mutex mu_;
-  std::vector<HttpRequest> patches_ ABSL_GUARDED_BY(mu_);
-  std::optional<int> fail_next_ ABSL_GUARDED_BY(mu_);
-  int fail_always_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, std::set<std::string>> owned_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_F(ClaimStatusControllerTest, PreparedClaimGetsReadyEntriesByServerSideApplyKeepingOtherDrivers) {
