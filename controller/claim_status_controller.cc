@@ -146,7 +146,7 @@ void ClaimStatusController::Start() {
   absl::MutexLock lock(&mu_);
   if (started_) return;
   started_ = true;
-  worker_ = std::thread([this] {
+  worker_ = std::jthread([this] {
     while (ProcessOne(queue_.Get())) {
     }
   });

@@ -111,7 +111,7 @@ class ClaimStatusController {
   Clock* const clock_;
   ClaimStatusObserver* const observer_;
   WorkQueue queue_;
-  std::thread worker_;
+  std::jthread worker_;  // ended by the queue's shutdown (Stop)
 
   mutable absl::Mutex mu_;
   std::map<std::string, PreparedClaimDevices> prepared_ ABSL_GUARDED_BY(mu_);
