@@ -62,7 +62,8 @@ runtime_entries() {
 test_entries() {
   local run preload f
   run=$(command -v umockdev-run) || { echo "build-image: umockdev-run is missing (hack/install-deps.sh)" >&2; return 1; }
-  preload=$(ldconfig -p | awk '$1 == "libumockdev-preload.so.0" { print $NF; exit }')
+  # awk reads to the end: an early exit would kill ldconfig with SIGPIPE (141 under pipefail).
+  preload=$(ldconfig -p | awk '$1 == "libumockdev-preload.so.0" && !found { print $NF; found = 1 }')
   [ -n "$preload" ] || { echo "build-image: libumockdev-preload.so.0 is missing" >&2; return 1; }
   printf '%s\n' --host "$run" --host "$preload"
   { libraries "$run"; libraries "$preload"; } | sed 's/^/--host\n/'
