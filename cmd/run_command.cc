@@ -35,6 +35,7 @@
 #include "informers/rest_client.h"
 #include "kubelet/claim_status_feed.h"
 #include "kubelet/kubelet_plugin.h"
+#include "kubelet/plugin_call_hook.h"
 #include "kubelet/plugin_metrics.h"
 #include "kubelet/socket_paths.h"
 
@@ -155,7 +156,11 @@ int RunCommand(int argc, char** argv) {
   kubelet::PluginMetrics plugin_metrics(&metrics);
   kubelet::KubeletPluginOptions plugin_options = PluginOptions(*flags, node, scan_options.sysfs_root);
   plugin_options.claim_listener = &status_feed;
-  kubelet::KubeletPlugin plugin(plugin_options, scanner.get(), &claims, &plugin_metrics);
+  // A burst of kubelet calls leaves its freed memory as free pages inside the heap (3 MB after 50 prepares) and
+  // the next pass that would give them back may be --resync-period away: trim once the calls have been quiet 5 s.
+  controller::Coalescer heap_trim(clock.get(), absl::Seconds(5), absl::Seconds(60), [] { ::malloc_trim(0); });
+  kubelet::PluginCallHook plugin_observer(&plugin_metrics, [&heap_trim] { heap_trim.Notify(); });
+  kubelet::KubeletPlugin plugin(plugin_options, scanner.get(), &claims, &plugin_observer);
   std::unique_ptr<controller::UeventSource> uevents = OpenUevents(*flags);
 
   LogInfo("starting", {{"node", node}, {"version", LIKEN_VERSION}, {"server", config->server}});
@@ -168,6 +173,7 @@ int RunCommand(int argc, char** argv) {
   });
   claims.Start();
   statuses.Start();
+  heap_trim.Start();
   if (absl::Status s = plugin.Start(); !s.ok()) {
     LogError("kubelet plugin did not start", {{"error", s.ToString()}});
     termination.Close();  // its callback touches what is about to be destroyed
@@ -201,6 +207,7 @@ int RunCommand(int argc, char** argv) {
   plugin_stopped.WaitForNotificationWithTimeout(kShutdownGrace);
   api_stop.request_stop();
   reconcile.Stop();
+  heap_trim.Stop();
   statuses.Stop();
   claims.Stop();
   plugin_stopper.join();

@@ -137,6 +137,8 @@ snapshot() { # LABEL: one line of the driver's memory figures
   printf '%-44s VmRSS=%s (anon %s, file %s, shmem %s)  VmHWM=%s  threads=%s\n' "$1" \
     "$(mb "$(status_kb "$PID" VmRSS)")" "$(mb "$(status_kb "$PID" RssAnon)")" "$(mb "$(status_kb "$PID" RssFile)")" \
     "$(mb "$(status_kb "$PID" RssShmem)")" "$(mb "$(status_kb "$PID" VmHWM)")" "$(status_kb "$PID" Threads)"
+  SNAPSHOTS=$((${SNAPSHOTS:-0} + 1))
+  cp "/proc/$PID/smaps" "$WORK/smaps.$SNAPSHOTS" 2>/dev/null || true  # for a closer look (LIKEN_BENCH_KEEP=1)
 }
 cpu_ns() { awk '{ s += $1 } END { printf "%d\n", s }' /proc/"$1"/task/*/schedstat; } # on-CPU time of live threads
 idle_window() { # LABEL: CPU, slice writes and the API server's requests over IDLE_SECONDS
