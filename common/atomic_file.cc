@@ -161,7 +161,7 @@ std::vector<absl::Status> WriteFilesAtomically(const std::string& dir, const std
   return out;
 }
 
-absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name) {
+absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name, Durability durability) {
   if (!ValidName(name)) return absl::InvalidArgumentError(absl::StrCat("invalid file name '", name, "'"));
   FdCloser dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dirfd.get() < 0) {
@@ -172,7 +172,14 @@ absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name
   if (::unlinkat(dirfd.get(), target.c_str(), 0) != 0 && errno != ENOENT) {
     return FileError(errno, absl::StrCat("remove ", dir, "/", name));
   }
-  ::fsync(dirfd.get());
+  if (durability == Durability::kSynced) ::fsync(dirfd.get());
+  return absl::OkStatus();
+}
+
+absl::Status SyncDirectory(const std::string& dir) {
+  FdCloser dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dirfd.get() < 0) return FileError(errno, absl::StrCat("open directory ", dir));
+  if (::fsync(dirfd.get()) != 0) return FileError(errno, absl::StrCat("fsync ", dir));
   return absl::OkStatus();
 }
 

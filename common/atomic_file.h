@@ -39,8 +39,14 @@ struct FileWrite {
 // distinct names.
 std::vector<absl::Status> WriteFilesAtomically(const std::string& dir, const std::vector<FileWrite>& files);
 
-// Removes `dir`/`name`; succeeds when it is already absent. Never follows a symlink in `dir`. Thread-safe.
-absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name);
+// Removes `dir`/`name`; succeeds when it is already absent. Never follows a symlink in `dir`. kSynced fsyncs the
+// directory after the unlink; kUnsynced leaves that to the caller (SyncDirectory once for a batch). Thread-safe.
+absl::Status RemoveFileIfPresent(const std::string& dir, const std::string& name,
+                                 Durability durability = Durability::kSynced);
+
+// Makes the directory's entries durable (fsync of `dir`): the one flush after a batch of unsynced removals.
+// Thread-safe.
+absl::Status SyncDirectory(const std::string& dir);
 
 // Removes the temp files a crashed WriteFileAtomically left in `dir`: `.<target>.tmp.<suffix>` for each
 // target name `match` accepts. Returns how many it removed; 0 when `dir` is absent. Callers make sure no

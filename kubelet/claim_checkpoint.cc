@@ -191,8 +191,15 @@ absl::StatusOr<int> ClaimCheckpoint::RemoveTempFiles(std::optional<absl::string_
   });
 }
 
-absl::Status ClaimCheckpoint::Remove(absl::string_view claim_uid) const {
-  return RemoveFileIfPresent(dir_, absl::StrCat(claim_uid, kSuffix));
+absl::Status ClaimCheckpoint::Remove(absl::string_view claim_uid, Durability durability) const {
+  return RemoveFileIfPresent(dir_, absl::StrCat(claim_uid, kSuffix), durability);
+}
+
+absl::Status ClaimCheckpoint::Sync() const {
+  absl::Status s = SyncDirectory(dir_);
+  // A vanished directory holds no record that could come back: nothing to make durable.
+  if (absl::IsNotFound(s) && !DirectoryExists()) return absl::OkStatus();
+  return s;
 }
 
 bool ClaimCheckpoint::Exists(absl::string_view claim_uid) const {

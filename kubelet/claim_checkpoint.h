@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/atomic_file.h"
 #include "common/files.h"
 #include "kubelet/prepared_claim.h"
 
@@ -70,8 +71,13 @@ class ClaimCheckpoint {
   // nullopt. Returns how many. Call with the directory lock held. Thread-safe.
   absl::StatusOr<int> RemoveTempFiles(std::optional<absl::string_view> claim_uid) const;
 
-  // Forgets the claim; succeeds when there is no record. Thread-safe.
-  absl::Status Remove(absl::string_view claim_uid) const;
+  // Forgets the claim; succeeds when there is no record. kUnsynced: the removal is durable only after the next
+  // Sync (an unprepare batch pays one directory fsync). Thread-safe.
+  absl::Status Remove(absl::string_view claim_uid, Durability durability = Durability::kSynced) const;
+
+  // Makes earlier unsynced removals durable (one fsync of the directory); OK when the directory is gone.
+  // Thread-safe.
+  absl::Status Sync() const;
 
   // Everything found at start-up.
   struct Contents {

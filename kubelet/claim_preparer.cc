@@ -298,12 +298,24 @@ std::vector<absl::Status> ClaimPreparer::Unprepare(const std::vector<ClaimRef>& 
   const uint64_t seq = slots_.BeginUnprepare();
   std::vector<absl::Status> out;
   out.reserve(claims.size());
-  for (const auto& ref : claims) {
-    absl::Time start = absl::Now();
-    out.push_back(UnprepareOne(ref, seq));
-    observer_->OnUnprepare(out.back(), absl::Now() - start);
-    if (!out.back().ok()) {
-      LogWarning("unprepare claim failed", {{"claim_uid", ref.uid}, {"error", std::string(out.back().message())}});
+  const absl::Time start = absl::Now();
+  for (const auto& ref : claims) out.push_back(UnprepareOne(ref, seq));
+  // The records were unlinked without a directory fsync each: one fsync makes the whole call's removals durable
+  // before the kubelet hears of them. Should it fail, no claim is reported unprepared: the kubelet calls again and
+  // unprepare is idempotent (and records that come back after a power loss belong to an earlier boot).
+  if (std::any_of(out.begin(), out.end(), [](const absl::Status& s) { return s.ok(); })) {
+    if (absl::Status synced = checkpoint_->Sync(); !synced.ok()) {
+      for (auto& s : out) {
+        if (s.ok()) s = Annotate(synced, "make the claim records' removal durable: ");
+      }
+    }
+  }
+  const absl::Duration each = (absl::Now() - start) / static_cast<int64_t>(std::max<size_t>(claims.size(), 1));
+  for (size_t i = 0; i < claims.size(); ++i) {
+    observer_->OnUnprepare(out[i], each);
+    if (!out[i].ok()) {
+      LogWarning("unprepare claim failed",
+                 {{"claim_uid", claims[i].uid}, {"error", std::string(out[i].message())}});
     }
   }
   slots_.Sweep();
@@ -337,14 +349,14 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
       // Unknown here; remove leftovers (e.g. of a crashed unprepare or another driver instance).
       status = specs_->Remove(ref.uid);
       if (status.ok() && metadata_ != nullptr) status = metadata_->Remove(ref.uid);
-      if (status.ok()) status = checkpoint_->Remove(ref.uid);
+      if (status.ok()) status = checkpoint_->Remove(ref.uid, Durability::kUnsynced);  // synced by Unprepare
     } else if (auto s = specs_->Remove(ref.uid); !s.ok()) {
       status = Annotate(s, "remove CDI spec: ");
     } else if (auto m = metadata_ != nullptr ? metadata_->Remove(ref.uid) : absl::OkStatus(); !m.ok()) {
       status = Annotate(m, "remove device metadata: ");
     } else {
       Rebind(*slot->prepared);
-      if (auto r = checkpoint_->Remove(ref.uid); !r.ok()) {
+      if (auto r = checkpoint_->Remove(ref.uid, Durability::kUnsynced); !r.ok()) {  // synced by Unprepare
         status = Annotate(r, "remove claim record: ");
       } else {
         SetPrepared(*slot, std::nullopt);

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -108,6 +109,14 @@ TEST_F(AtomicFileTest, ConcurrentWritersLeaveOneCompleteVersion) {
   ASSERT_GE(final.size(), 4096u);
   EXPECT_EQ(final, std::string(final.size(), final[0]));
   EXPECT_EQ(final.size(), 4096u + (final[0] - 'a'));
+}
+
+TEST_F(AtomicFileTest, UnsyncedRemovalAndSyncDirectory) {
+  ASSERT_TRUE(WriteFileAtomically(dir_, "u", "x").ok());
+  EXPECT_TRUE(RemoveFileIfPresent(dir_, "u", Durability::kUnsynced).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/u"));
+  EXPECT_TRUE(SyncDirectory(dir_).ok());
+  EXPECT_TRUE(absl::IsNotFound(SyncDirectory(dir_ + "/missing")));
 }
 
 TEST_F(AtomicFileTest, RemoveIsIdempotentAndDoesNotFollowLinks) {

@@ -132,7 +132,6 @@ mapfile -t DEVICES < <(slice_devices | sort)
 log "driver pid $PID publishes ${#DEVICES[@]} devices"
 
 # --- measurements -----------------------------------------------------------------------------------------
-mb() { awk -v kb="$1" 'BEGIN { printf "%.1f MB", kb / 1024 }'; }
 snapshot() { # LABEL: one line of the driver's memory figures
   printf '%-44s VmRSS=%s (anon %s, file %s, shmem %s)  VmHWM=%s  threads=%s\n' "$1" \
     "$(mb "$(status_kb "$PID" VmRSS)")" "$(mb "$(status_kb "$PID" RssAnon)")" "$(mb "$(status_kb "$PID" RssFile)")" \
@@ -140,7 +139,6 @@ snapshot() { # LABEL: one line of the driver's memory figures
   SNAPSHOTS=$((${SNAPSHOTS:-0} + 1))
   cp "/proc/$PID/smaps" "$WORK/smaps.$SNAPSHOTS" 2>/dev/null || true  # for a closer look (LIKEN_BENCH_KEEP=1)
 }
-cpu_ns() { awk '{ s += $1 } END { printf "%d\n", s }' /proc/"$1"/task/*/schedstat; } # on-CPU time of live threads
 idle_window() { # LABEL: CPU, slice writes and the API server's requests over IDLE_SECONDS
   local t0 t1 n0 n1 w0 w1 hz r0 r1
   hz=$(getconf CLK_TCK)

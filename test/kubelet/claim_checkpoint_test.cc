@@ -123,6 +123,21 @@ TEST(ClaimCheckpointFilesTest, SaveBatchRecordsEveryClaimAndRecreatesAVanishedDi
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(checkpoint.dir()), {}), 3) << "no temp file left";
 }
 
+TEST(ClaimCheckpointFilesTest, UnsyncedRemovalsThenOneSyncAndASyncOfAVanishedDirectory) {
+  TempDir dir;
+  ClaimCheckpoint checkpoint(dir.path() + "/plugins/liken.sh/claims", "boot-1");
+  for (const char* uid : {"a", "b", "c"}) LIKEN_ASSERT_OK(checkpoint.Save(SampleClaim(uid)));
+  LIKEN_ASSERT_OK(checkpoint.Remove("a", Durability::kUnsynced));
+  LIKEN_ASSERT_OK(checkpoint.Remove("b", Durability::kUnsynced));
+  LIKEN_ASSERT_OK(checkpoint.Remove("b", Durability::kUnsynced));  // already absent
+  EXPECT_FALSE(checkpoint.Exists("a"));
+  EXPECT_FALSE(checkpoint.Exists("b"));
+  EXPECT_TRUE(checkpoint.Exists("c"));
+  LIKEN_ASSERT_OK(checkpoint.Sync());
+  std::filesystem::remove_all(dir.path() + "/plugins");
+  EXPECT_TRUE(checkpoint.Sync().ok()) << "no directory, no record to make durable";
+}
+
 TEST(ClaimCheckpointFilesTest, RemovesTempFilesOfOneClaimOrAll) {
   TempDir dir;
   ClaimCheckpoint checkpoint(dir.path() + "/claims", "boot-1");

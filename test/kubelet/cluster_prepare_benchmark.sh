@@ -151,6 +151,8 @@ run_calls() { # LABEL KUBELET_ROOT CLAIMS_FILE MODE COUNT WITH_FALLBACK_METRIC(0
   settle
   r0=$(api_requests); g0=$(claim_gets); f0=$([ "$6" = 1 ] && liken_metric liken_claim_get_fallbacks_total || echo 0)
   out=$("$TIMING" calls --kubelet-root "$2" --claims "$3" --mode "$4")
+  # "<label without the repetition>|<figure>|<value>" lines, for the ratios at the end
+  awk -v l="${1% \[*}" '$1 ~ /_ms$/ { print l "|" $1 "|" $2 }' <<<"$out" >>"$WORK/figures.txt"
   r1=$(api_requests); g1=$(claim_gets); f1=$([ "$6" = 1 ] && liken_metric liken_claim_get_fallbacks_total || echo 0)
   awk -v l="$1" -v r=$((r1 - r0)) -v g=$((g1 - g0)) -v f=$((f1 - f0)) -v n="$5" -v m="$6" '
     { v[$1] = $2 }
@@ -227,3 +229,52 @@ for rep in 1 2; do
 done
 run_calls "liken-dra, no pods" "$LR" "$WORK/ln.txt" single "$SINGLE" 1
 run_calls "liken-dra, no pods" "$LR" "$WORK/lm.txt" batch "$BATCH" 1
+
+# --- side by side: ratios, footprint, idle --------------------------------------------------------------------
+[ -n "$EXAMPLE" ] || exit 0
+# Ratios liken-dra / example driver of the means over the repetitions above (below 1: liken-dra is faster).
+awk -F'|' '{ n[$1 "|" $2]++; s[$1 "|" $2] += $3 }
+  END {
+    split("prepare_p50_ms prepare_p99_ms unprepare_p50_ms batch_prepare_ms batch_unprepare_ms", keys, " ")
+    for (i = 1; i in keys; i++) {
+      a = "liken-dra, pods bound|" keys[i]; b = "example driver, pods bound|" keys[i]
+      if (n[a] && n[b] && s[b] > 0)
+        printf "%-34s %-20s liken-dra %8.2f ms, example %8.2f ms: ratio %.2f\n", "ratio, pods bound (mean of reps)", keys[i], s[a] / n[a], s[b] / n[b], (s[a] / n[a]) / (s[b] / n[b])
+    }
+  }' "$WORK/figures.txt"
+
+pid_of() { # GROUP_PID EXE_NAME: the group's process itself, or its child, running EXE_NAME
+  local p
+  for p in "$1" $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+    [ "$(basename "$(readlink "/proc/$p/exe")")" = "$2" ] && { echo "$p"; return 0; }
+  done
+  return 1
+}
+LPID=$(pid_of "${GROUPS_STARTED[0]}" "$(basename "$DRA")") || { log "no liken-dra process"; exit 1; }
+EPID=$(pid_of "${GROUPS_STARTED[1]}" "$(basename "$EXAMPLE")") || { log "no example driver process"; exit 1; }
+footprint() { # LABEL: both drivers' memory, then their CPU over an idle window of IDLE seconds
+  local p l t0=() t1=()
+  for p in "$LPID" "$EPID"; do
+    l=$([ "$p" = "$LPID" ] && echo liken-dra || echo "example driver")
+    printf '%-34s %-15s VmRSS %s (anon %s, file %s)  VmHWM %s  threads %s\n' "footprint, $1" "$l" \
+      "$(mb "$(status_kb "$p" VmRSS)")" "$(mb "$(status_kb "$p" RssAnon)")" "$(mb "$(status_kb "$p" RssFile)")" \
+      "$(mb "$(status_kb "$p" VmHWM)")" "$(status_kb "$p" Threads)"
+  done
+  # On-CPU nanoseconds of the live threads (schedstat): a 60 s window of a quiet daemon is a few clock ticks.
+  t0=("$(cpu_ns "$LPID")" "$(cpu_ns "$EPID")")
+  sleep "$IDLE"
+  t1=("$(cpu_ns "$LPID")" "$(cpu_ns "$EPID")")
+  awk -v l="idle CPU, $1" -v a=$((t1[0] - t0[0])) -v b=$((t1[1] - t0[1])) -v s="$IDLE" 'BEGIN {
+    printf "%-34s liken-dra %.4f%% of a core, example driver %.4f%% over %d s", l, 100 * a / 1e9 / s, 100 * b / 1e9 / s, s
+    if (b > 0) printf ": ratio %.2f", a / b
+    printf "\n" }'
+}
+IDLE=${LIKEN_BENCH_IDLE_SECONDS:-60}
+settle
+footprint "no claims"
+"$TIMING" calls --kubelet-root "$LR" --claims "$WORK/lp.txt" --mode prepare >/dev/null
+"$TIMING" calls --kubelet-root "$ER" --claims "$WORK/ep.txt" --mode prepare >/dev/null
+settle
+footprint "$SINGLE claims"
+"$TIMING" calls --kubelet-root "$LR" --claims "$WORK/lp.txt" --mode unprepare >/dev/null
+"$TIMING" calls --kubelet-root "$ER" --claims "$WORK/ep.txt" --mode unprepare >/dev/null

@@ -3,9 +3,10 @@
 // only `*-reg.sock` under <kubelet-root>/plugins_registry and speaks v1), and measures the floors of a prepare's
 // durability on a directory.
 //
-//   liken_prepare_timing calls --kubelet-root DIR --claims FILE --mode single|batch
+//   liken_prepare_timing calls --kubelet-root DIR --claims FILE --mode single|batch|prepare|unprepare
 //     single: one claim per call, each claim of FILE in turn; prints p50/p99; then unprepares them one per call.
 //     batch:  one call with every claim of FILE, then one unprepare call with all of them.
+//     prepare / unprepare: only that one call with every claim of FILE (the claims stay prepared in between).
 //   liken_prepare_timing floors --dir DIR [--files N]
 //     the cost on DIR's filesystem of replacing N small files (1 KiB) one by one with temp+fsync+rename+fsync of
 //     the directory (the per-file durable write), and of the same N with one syncfs and one directory fsync.
@@ -108,6 +109,15 @@ int Calls(const std::string& kubelet_root, const std::string& claims_file, const
     failed += Failures(u, refs);
     std::printf("batch_prepare_ms %.1f\nbatch_unprepare_ms %.1f\nclaims %zu\nfailed %d\n", prepare, unprepare,
                 refs.size(), failed);
+  } else if (mode == "prepare" || mode == "unprepare") {  // one call, the claims stay prepared (or are released)
+    absl::Time t = absl::Now();
+    if (mode == "prepare") {
+      failed += Failures((*kubelet)->Prepare(refs), refs);
+    } else {
+      failed += Failures((*kubelet)->Unprepare(refs), refs);
+    }
+    const double ms = Ms(absl::Now() - t);
+    std::printf("%s_ms %.1f\nclaims %zu\nfailed %d\n", mode.c_str(), ms, refs.size(), failed);
   } else {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
@@ -163,7 +173,7 @@ int Run(int argc, char** argv) {
   if (command == "calls" && !kubelet_root.empty() && !claims.empty()) return Calls(kubelet_root, claims, mode);
   if (command == "floors" && !dir.empty() && files > 0) return Floors(dir, files);
   std::fprintf(stderr,
-               "usage: %s calls --kubelet-root DIR --claims FILE --mode single|batch\n"
+               "usage: %s calls --kubelet-root DIR --claims FILE --mode single|batch|prepare|unprepare\n"
                "       %s floors --dir DIR [--files N]\n",
                argv[0], argv[0]);
   return 2;
