@@ -33,8 +33,8 @@ struct FileWrite {
 };
 
 // Replaces each of `files` in `dir` as WriteFileAtomically does, paying for durability once for the whole
-// batch: every temp file is written, then one syncfs(2) of `dir`'s filesystem (a single file: its own fsync),
-// then each is renamed, then one fsync of `dir`. One status per file, in order; a file that failed keeps its old version. A crash before the
+// batch: every temp file is written, then their fsyncs are issued concurrently (up to 8 threads; the journal
+// commits them together), then each is renamed, then one fsync of `dir`. One status per file, in order; a file that failed keeps its old version. A crash before the
 // renames leaves temp files only (RemoveLeftoverTempFiles), after them every file whole. Thread-safe for
 // distinct names.
 std::vector<absl::Status> WriteFilesAtomically(const std::string& dir, const std::vector<FileWrite>& files);

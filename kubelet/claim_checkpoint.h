@@ -62,7 +62,7 @@ class ClaimCheckpoint {
   absl::Status Save(const PreparedClaim& claim) const;
 
   // Durably records each of `claims` as prepared in this boot, paying for durability once for the batch
-  // (WriteFilesAtomically: one syncfs, one directory fsync), recreating the directory when it vanished. One
+  // (WriteFilesAtomically: concurrent fsyncs the journal commits together, one directory fsync), recreating the directory when it vanished. One
   // status per claim, in order. A crash before the renames leaves temp files only: no claim recorded.
   // Thread-safe.
   std::vector<absl::Status> SaveBatch(const std::vector<const PreparedClaim*>& claims) const;

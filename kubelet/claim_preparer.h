@@ -21,7 +21,7 @@
 //    throughout and removes the temp files a crash left; so does the unprepare of the last prepared claim.
 //  - A vanished CDI or claims directory is recreated by the next Refresh, with every prepared claim's files.
 //  - Group commit: one call with N claims reads them concurrently (ClaimResolver), then records all of them
-//    in one batch (ClaimCheckpoint::SaveBatch: one syncfs, one directory fsync) before writing their metadata
+//    in one batch (ClaimCheckpoint::SaveBatch: concurrent fsyncs, one directory fsync) before writing their metadata
 //    files and CDI specs. KubeletPlugin has those written without fsync: they are rebuilt from the records at
 //    start-up, and after a power loss (a new boot) the records are dropped anyway.
 //  - Per-claim serialisation and tombstones live in ClaimSlotTable (claim_slot_table.h).
