@@ -412,6 +412,10 @@ users:
   EXPECT_EQ(config->ca_pem, "CA PEM");
   EXPECT_EQ(config->client_cert_pem, "CERT PEM");
   EXPECT_EQ(config->client_key_pem, "KEY PEM");
+  // Where each came from: inline data has no file; a relative file resolves against the kubeconfig's folder.
+  EXPECT_EQ(config->ca_file, "");
+  EXPECT_EQ(config->client_cert_file, "");
+  EXPECT_EQ(config->client_key_file, dir + "/client.key");
   EXPECT_EQ(config->user_agent.rfind("liken-dra/", 0), 0u);
   auto other = LoadKubeconfig(dir + "/config", "other");
   ASSERT_TRUE(other.ok()) << other.status();
@@ -509,6 +513,7 @@ TEST(InClusterConfigTest, ReadsServiceAccount) {
   EXPECT_EQ(config->server, "https://10.96.0.1:443");
   EXPECT_EQ(config->token_file, dir + "/token");
   EXPECT_EQ(config->ca_pem, "CA");
+  EXPECT_EQ(config->ca_file, dir + "/ca.crt");
   EXPECT_EQ(InClusterConfig("fd00::1", "443", dir)->server, "https://[fd00::1]:443");
   EXPECT_EQ(InClusterConfig("", "", dir).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(InClusterConfig("h", "1", dir + "/nope").status().code(), absl::StatusCode::kFailedPrecondition);
