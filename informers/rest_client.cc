@@ -1,12 +1,12 @@
 #include "informers/rest_client.h"
 
 #include <arpa/inet.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <functional>
 #include <stop_token>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <cpprest/http_client.h>
@@ -209,10 +209,12 @@ class RestClient final : public KubeClient {
   // of them ends. Rotations are rare, so the cost is one TLS handshake per rotation.
   Clients CurrentClients() ABSL_LOCKS_EXCLUDED(clients_mu_) {
     const uint64_t generation = credentials_ != nullptr ? credentials_->Refresh()->generation : 0;
+    Clients replaced;  // destroyed (when no exchange holds it any more) after the lock is released
     absl::MutexLock lock(&clients_mu_);
     if (clients_.generation < generation) {
       try {
-        clients_ = NewClients(generation);
+        Clients next = NewClients(generation);
+        replaced = std::exchange(clients_, std::move(next));
         LogInfo("kube client: new TLS material, new connections from now on",
                 {{"generation", absl::StrCat(generation)}});
       } catch (const std::exception& e) {
@@ -245,25 +247,24 @@ class RestClient final : public KubeClient {
   }
 
  private:
-  // The bearer token, re-read from the token file when its modification time changed.
-  absl::StatusOr<std::string> BearerToken() {
+  // The bearer token, re-read from the token file when its identity (device, inode, size, modification time,
+  // through symlinks) changed; a moment without the file keeps the last token.
+  absl::StatusOr<std::string> BearerToken() ABSL_LOCKS_EXCLUDED(token_mu_) {
     if (config_.token_file.empty()) return config_.token;
-    struct stat st {};
-    if (::stat(config_.token_file.c_str(), &st) != 0) {
-      absl::MutexLock lock(&token_mu_);
+    const FileIdentity now = FileIdentity::Of(config_.token_file);
+    absl::MutexLock lock(&token_mu_);
+    if (now.error != 0) {
       if (!cached_token_.empty()) return cached_token_;
       return absl::UnavailableError("token file " + config_.token_file + " is missing");
     }
-    absl::MutexLock lock(&token_mu_);
-    if (st.st_mtim.tv_sec != token_mtime_.tv_sec || st.st_mtim.tv_nsec != token_mtime_.tv_nsec ||
-        cached_token_.empty()) {
+    if (!(now == token_seen_) || cached_token_.empty()) {
       auto text = ReadFileToString(config_.token_file);
       if (!text.ok()) {
         if (!cached_token_.empty()) return cached_token_;
         return text.status();
       }
       cached_token_ = std::string(absl::StripAsciiWhitespace(*text));
-      token_mtime_ = st.st_mtim;
+      token_seen_ = now;
     }
     return cached_token_;
   }
@@ -421,7 +422,7 @@ class RestClient final : public KubeClient {
   Clients clients_ ABSL_GUARDED_BY(clients_mu_);
   absl::Mutex token_mu_;
   std::string cached_token_ ABSL_GUARDED_BY(token_mu_);
-  struct timespec token_mtime_ ABSL_GUARDED_BY(token_mu_) {};
+  FileIdentity token_seen_ ABSL_GUARDED_BY(token_mu_);
 };
 
 }  // namespace
