@@ -35,9 +35,10 @@ std::string Str(const YAML::Node& map, const char* key) {
   return v.as<std::string>();
 }
 
-// Reads `<key>-data` (base64) or `<key>` (a file) from `map` into `out`.
+// Reads `<key>-data` (base64) or `<key>` (a file) from `map` into `out`; `file_out` gets the file's path
+// (relative ones resolved against `base_dir`), or stays empty for inline data.
 absl::Status DataOrFile(const YAML::Node& map, const std::string& key, const std::string& base_dir,
-                        const KubeconfigFileReader& read_file, std::string* out) {
+                        const KubeconfigFileReader& read_file, std::string* out, std::string* file_out) {
   std::string data = Str(map, (key + "-data").c_str());
   if (!data.empty()) {
     if (!absl::Base64Unescape(data, out)) return absl::InvalidArgumentError(key + "-data is not base64");
@@ -49,6 +50,7 @@ absl::Status DataOrFile(const YAML::Node& map, const std::string& key, const std
   auto text = read_file(file);
   if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(key, " ", file, ": ", text.status().message()));
   *out = *std::move(text);
+  *file_out = file;
   return absl::OkStatus();
 }
 
@@ -78,7 +80,10 @@ absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::str
     config.server = Str(*cluster, "server");
     if (config.server.empty()) return absl::InvalidArgumentError(path + ": cluster has no server");
     config.insecure_skip_tls_verify = Str(*cluster, "insecure-skip-tls-verify") == "true";
-    if (auto s = DataOrFile(*cluster, "certificate-authority", base_dir, read_file, &config.ca_pem); !s.ok()) return s;
+    if (auto s = DataOrFile(*cluster, "certificate-authority", base_dir, read_file, &config.ca_pem, &config.ca_file);
+        !s.ok()) {
+      return s;
+    }
     std::string user_name = Str(*ctx, "user");
     if (!user_name.empty()) {
       auto user = FindNamed(root, "users", user_name, "user");
@@ -96,10 +101,16 @@ absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::str
               absl::StrCat(path, ": tokenFile ", config.token_file, ": ", token.status().message()));
         }
       }
-      if (auto s = DataOrFile(*user, "client-certificate", base_dir, read_file, &config.client_cert_pem); !s.ok()) {
+      if (auto s = DataOrFile(*user, "client-certificate", base_dir, read_file, &config.client_cert_pem,
+                              &config.client_cert_file);
+          !s.ok()) {
         return s;
       }
-      if (auto s = DataOrFile(*user, "client-key", base_dir, read_file, &config.client_key_pem); !s.ok()) return s;
+      if (auto s = DataOrFile(*user, "client-key", base_dir, read_file, &config.client_key_pem,
+                              &config.client_key_file);
+          !s.ok()) {
+        return s;
+      }
       if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
         return absl::InvalidArgumentError(path + ": user has a client certificate without a key, or a key without one");
       }
@@ -124,7 +135,8 @@ absl::StatusOr<KubeConfig> InClusterConfig(const std::string& host, const std::s
   config.token_file = service_account_dir + "/token";
   auto token = ReadFileToString(config.token_file);
   if (!token.ok()) return absl::FailedPreconditionError("service account token: " + std::string(token.status().message()));
-  auto ca = ReadFileToString(service_account_dir + "/ca.crt");
+  config.ca_file = service_account_dir + "/ca.crt";
+  auto ca = ReadFileToString(config.ca_file);
   if (!ca.ok()) return absl::FailedPreconditionError("service account CA: " + std::string(ca.status().message()));
   config.ca_pem = *std::move(ca);
   config.user_agent = DefaultUserAgent();

@@ -11,15 +11,19 @@
 
 namespace liken::informers {
 
-// Connection settings for a KubeClient. PEM fields hold the data itself (files are read when loading).
+// Connection settings for a KubeClient. PEM fields hold the data itself (files are read when loading); the
+// `*_file` fields name the file it came from (empty for inline `*-data`), which the client watches for rotation.
 struct KubeConfig {
   std::string server;              // "https://10.0.0.1:443"
   std::string ca_pem;              // empty: the system's trust store
+  std::string ca_file;             // where ca_pem was read from (service account ca.crt, certificate-authority)
   bool insecure_skip_tls_verify = false;
   std::string token;               // bearer token, fixed
   std::string token_file;          // bearer token re-read whenever the file changes (service account)
   std::string client_cert_pem;
+  std::string client_cert_file;    // where client_cert_pem was read from (client-certificate)
   std::string client_key_pem;
+  std::string client_key_file;     // where client_key_pem was read from (client-key)
   double qps = 5;                  // client-side rate limit; <= 0 disables it
   int burst = 10;
   absl::Duration request_timeout = absl::Seconds(30);

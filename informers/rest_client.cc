@@ -1,12 +1,12 @@
 #include "informers/rest_client.h"
 
 #include <arpa/inet.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <functional>
 #include <stop_token>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <cpprest/http_client.h>
@@ -22,7 +22,7 @@
 #include "common/log.h"
 #include "common/rate_limiter.h"
 #include "informers/line_splitter.h"
-#include "informers/trust_store.h"
+#include "informers/credential_files.h"
 
 namespace liken::informers {
 namespace {
@@ -135,15 +135,16 @@ struct Reply {
 
 class RestClient final : public KubeClient {
  public:
-  RestClient(const KubeConfig& config, Clock* clock, std::stop_token stop)
+  // `credentials` is null for a plain http server. Throws what cpprestsdk throws for a URL it cannot use.
+  RestClient(const KubeConfig& config, std::unique_ptr<CredentialFiles> credentials, Clock* clock,
+             std::stop_token stop)
       : config_(config),
         clock_(clock),
         stop_(std::move(stop)),
         bucket_(clock, config.qps, config.burst),
         user_agent_(config.user_agent.empty() ? DefaultUserAgent() : config.user_agent),
-        trust_(LoadTrust(config)),
-        client_(web::uri(config.server), ClientConfig(config, config.request_timeout, trust_)),
-        watch_client_(web::uri(config.server), ClientConfig(config, config.watch_idle_timeout, trust_)) {}
+        credentials_(std::move(credentials)),
+        clients_(NewClients(credentials_ != nullptr ? credentials_->Current()->generation : 0)) {}
 
   absl::StatusOr<nlohmann::json> Get(const std::string& path) override {
     return JsonCall(http::methods::GET, path, "", nullptr, /*idempotent=*/true, {});
@@ -181,65 +182,89 @@ class RestClient final : public KubeClient {
     if (!scope.Sleep(clock_, bucket_.Reserve())) return CancelledCall("watch");
     auto token = BearerToken();
     if (!token.ok()) return token.status();
-    return DoWatch(path + "?" + EncodeQuery(options, /*watch=*/true), *token, handler, scope);
+    return DoWatch(CurrentClients().watch, path + "?" + EncodeQuery(options, /*watch=*/true), *token, handler, scope);
   }
 
  private:
-  // The CA bundle parsed once for every connection; null without one (the system's trust store) or when it does
-  // not parse (then each connection adds the PEM itself and logs why it fails).
-  static std::shared_ptr<const TrustStore> LoadTrust(const KubeConfig& config) {
-    if (config.ca_pem.empty() || config.server.rfind("https:", 0) != 0) return nullptr;
-    auto trust = TrustStore::FromPem(config.ca_pem);
-    if (!trust.ok()) {
-      LogError("kube client: CA bundle rejected", {{"error", trust.status().ToString()}});
-      return nullptr;
-    }
-    return *std::move(trust);
+  // The two HTTP clients (short requests; watches) made for one generation of the TLS material.
+  struct Clients {
+    uint64_t generation = 0;
+    std::shared_ptr<client::http_client> request;
+    std::shared_ptr<client::http_client> watch;
+  };
+
+  Clients NewClients(uint64_t generation) const {
+    return Clients{
+        generation,
+        std::make_shared<client::http_client>(web::uri(config_.server), ClientConfig(config_.request_timeout)),
+        std::make_shared<client::http_client>(web::uri(config_.server), ClientConfig(config_.watch_idle_timeout))};
   }
 
-  static client::http_client_config ClientConfig(const KubeConfig& config, absl::Duration timeout,
-                                                 std::shared_ptr<const TrustStore> trust) {
+  // The clients for the next exchange. First checks the credential files (one stat() each; read and parsed
+  // again only when changed). When the CA or client certificate changed, both clients are replaced, so the
+  // next exchange opens a new connection with the new material instead of reusing a kept-alive one: a rotated
+  // client certificate is presented (the API server checks the connection's certificate, and its expiry, on
+  // every request) and a CA removed from the bundle stops being trusted at once. Exchanges in flight, and
+  // watches, finish on the old client's connection; the old client and its pooled connections go when the last
+  // of them ends. Rotations are rare, so the cost is one TLS handshake per rotation.
+  Clients CurrentClients() ABSL_LOCKS_EXCLUDED(clients_mu_) {
+    const uint64_t generation = credentials_ != nullptr ? credentials_->Refresh()->generation : 0;
+    Clients replaced;  // destroyed (when no exchange holds it any more) after the lock is released
+    absl::MutexLock lock(&clients_mu_);
+    if (clients_.generation < generation) {
+      try {
+        Clients next = NewClients(generation);
+        replaced = std::exchange(clients_, std::move(next));
+        LogInfo("kube client: new TLS material, new connections from now on",
+                {{"generation", absl::StrCat(generation)}});
+      } catch (const std::exception& e) {
+        clients_.generation = generation;  // the old clients go on (their new connections use the new material)
+        LogError("kube client: cannot make a new HTTP client, keeping the old one", {{"error", e.what()}});
+      }
+    }
+    return clients_;
+  }
+
+  client::http_client_config ClientConfig(absl::Duration timeout) const {
     client::http_client_config c;
     c.set_timeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
-    if (config.server.rfind("https:", 0) != 0) return c;
-    c.set_validate_certificates(!config.insecure_skip_tls_verify);
-    std::string ca = trust != nullptr ? "" : config.ca_pem, cert = config.client_cert_pem, key = config.client_key_pem;
-    c.set_ssl_context_callback([trust, ca, cert, key](boost::asio::ssl::context& ctx) {
-      boost::system::error_code ec;
-      // A CA given: trust exactly it (the shared store replaces the system bundle the client loaded).
-      if (trust != nullptr) trust->ApplyTo(ctx.native_handle());
-      if (!ca.empty()) ctx.add_certificate_authority(boost::asio::buffer(ca.data(), ca.size()), ec);
-      if (ec) LogError("kube client: CA bundle rejected", {{"error", ec.message()}});
-      if (!cert.empty()) {
-        ctx.use_certificate_chain(boost::asio::buffer(cert.data(), cert.size()), ec);
-        if (ec) LogError("kube client: client certificate rejected", {{"error", ec.message()}});
-        ctx.use_private_key(boost::asio::buffer(key.data(), key.size()), boost::asio::ssl::context::pem, ec);
-        if (ec) LogError("kube client: client key rejected", {{"error", ec.message()}});
+    if (credentials_ == nullptr) return c;
+    c.set_validate_certificates(!config_.insecure_skip_tls_verify);
+    // cpprestsdk calls this for each new connection's TLS context. It takes the material in force now (parsed
+    // when its file changed, never here). A CA given: trust exactly it (the shared store replaces the system
+    // bundle the client loaded). A connection kept alive keeps what it was opened with.
+    std::shared_ptr<const CredentialFiles> credentials = credentials_;
+    c.set_ssl_context_callback([credentials](boost::asio::ssl::context& ctx) {
+      std::shared_ptr<const TlsMaterial> material = credentials->Current();
+      if (material->trust != nullptr) material->trust->ApplyTo(ctx.native_handle());
+      if (material->identity != nullptr) {
+        if (absl::Status s = material->identity->ApplyTo(ctx.native_handle()); !s.ok()) {
+          LogError("kube client: client certificate rejected", {{"error", s.ToString()}});
+        }
       }
     });
     return c;
   }
 
  private:
-  // The bearer token, re-read from the token file when its modification time changed.
-  absl::StatusOr<std::string> BearerToken() {
+  // The bearer token, re-read from the token file when its identity (device, inode, size, modification time,
+  // through symlinks) changed; a moment without the file keeps the last token.
+  absl::StatusOr<std::string> BearerToken() ABSL_LOCKS_EXCLUDED(token_mu_) {
     if (config_.token_file.empty()) return config_.token;
-    struct stat st {};
-    if (::stat(config_.token_file.c_str(), &st) != 0) {
-      absl::MutexLock lock(&token_mu_);
+    const FileIdentity now = FileIdentity::Of(config_.token_file);
+    absl::MutexLock lock(&token_mu_);
+    if (now.error != 0) {
       if (!cached_token_.empty()) return cached_token_;
       return absl::UnavailableError("token file " + config_.token_file + " is missing");
     }
-    absl::MutexLock lock(&token_mu_);
-    if (st.st_mtim.tv_sec != token_mtime_.tv_sec || st.st_mtim.tv_nsec != token_mtime_.tv_nsec ||
-        cached_token_.empty()) {
+    if (!(now == token_seen_) || cached_token_.empty()) {
       auto text = ReadFileToString(config_.token_file);
       if (!text.ok()) {
         if (!cached_token_.empty()) return cached_token_;
         return text.status();
       }
       cached_token_ = std::string(absl::StripAsciiWhitespace(*text));
-      token_mtime_ = st.st_mtim;
+      token_seen_ = now;
     }
     return cached_token_;
   }
@@ -262,7 +287,7 @@ class RestClient final : public KubeClient {
     http::http_request req = NewRequest(method, path_and_query, *token);
     if (payload != nullptr) req.set_body(*payload, content_type);
     try {
-      http::http_response resp = client_.request(req, scope.token()).get();
+      http::http_response resp = CurrentClients().request->request(req, scope.token()).get();
       Reply reply;
       reply.code = resp.status_code();
       auto ra = resp.headers().find("Retry-After");
@@ -326,11 +351,12 @@ class RestClient final : public KubeClient {
     return last;
   }
 
-  absl::Status DoWatch(const std::string& path_and_query, const std::string& token, const WatchHandler& handler,
-                       CallScope& scope) {
+  // Runs one watch on `watch_client`, which the call keeps alive until the watch ends.
+  absl::Status DoWatch(std::shared_ptr<client::http_client> watch_client, const std::string& path_and_query,
+                       const std::string& token, const WatchHandler& handler, CallScope& scope) {
     try {
       http::http_request req = NewRequest(http::methods::GET, path_and_query, token);
-      http::http_response resp = watch_client_.request(req, scope.token()).get();
+      http::http_response resp = watch_client->request(req, scope.token()).get();
       if (resp.status_code() != http::status_codes::OK) {
         auto body = ReadBody(resp, kMaxErrorMessageBytes * 64, scope);
         return StatusFromHttp(resp.status_code(), body.ok() ? *body : "");
@@ -391,12 +417,12 @@ class RestClient final : public KubeClient {
   const std::stop_token stop_;  // may never stop
   TokenBucket bucket_;
   const std::string user_agent_;
-  const std::shared_ptr<const TrustStore> trust_;  // before the clients: their callbacks hold it
-  client::http_client client_;
-  client::http_client watch_client_;
+  const std::shared_ptr<CredentialFiles> credentials_;  // null for http; before the clients, which hold it
+  absl::Mutex clients_mu_;
+  Clients clients_ ABSL_GUARDED_BY(clients_mu_);
   absl::Mutex token_mu_;
   std::string cached_token_ ABSL_GUARDED_BY(token_mu_);
-  struct timespec token_mtime_ ABSL_GUARDED_BY(token_mu_) {};
+  FileIdentity token_seen_ ABSL_GUARDED_BY(token_mu_);
 };
 
 }  // namespace
@@ -454,8 +480,14 @@ absl::Status ValidateKubeConfig(const KubeConfig& config) {
 absl::StatusOr<std::unique_ptr<KubeClient>> NewRestClient(const KubeConfig& config, Clock* clock,
                                                           std::stop_token stop) {
   if (absl::Status s = ValidateKubeConfig(config); !s.ok()) return s;
+  std::unique_ptr<CredentialFiles> credentials;
+  if (config.server.rfind("https:", 0) == 0) {
+    auto created = CredentialFiles::Create(config);
+    if (!created.ok()) return created.status();
+    credentials = *std::move(created);
+  }
   try {
-    return std::unique_ptr<KubeClient>(std::make_unique<RestClient>(config, clock, stop));
+    return std::unique_ptr<KubeClient>(std::make_unique<RestClient>(config, std::move(credentials), clock, stop));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("cannot create API client for '", config.server, "': ", e.what()));
   }

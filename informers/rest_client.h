@@ -17,7 +17,9 @@ namespace liken::informers {
 absl::Status ValidateKubeConfig(const KubeConfig& config);
 
 // Creates a client for `config` (checked by ValidateKubeConfig): bearer token (re-read from token_file when
-// it changes), client certificate, CA; QPS/burst limits; retries of 429/5xx/transport errors with backoff
+// it changes), client certificate and key, CA (each re-read from its file when that changes: a stat() before
+// each request, a new connection once the material changed; a bad or missing new file keeps the last good
+// material); QPS/burst limits; retries of 429/5xx/transport errors with backoff
 // that honours Retry-After; User-Agent; the size limits of `config`. Every wait (rate limit, retry backoff,
 // the exchange itself) ends with Cancelled once `stop` is raised (the default token never is), and every
 // later call fails at once. `clock` (for waits) must outlive the client. Thread-safe.

@@ -102,6 +102,31 @@ TEST_F(RestClientTest, RereadsARotatedTokenFile) {
   EXPECT_EQ(server_.Requests().back().headers["authorization"], "Bearer second");
 }
 
+// A projected volume rotates the token by pointing `..data` at a new directory: a new inode is enough, even
+// with the same size and modification time.
+TEST_F(RestClientTest, RereadsATokenSwappedInByItsDataSymlink) {
+  std::string dir = TempDir();
+  ASSERT_EQ(::mkdir((dir + "/..v1").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((dir + "/..v2").c_str(), 0755), 0);
+  WriteFile(dir + "/..v1/token", "first\n");
+  WriteFile(dir + "/..v2/token", "other\n");
+  struct timespec times[2] = {{0, UTIME_NOW}, {5000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir + "/..v1/token").c_str(), times, 0), 0);
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir + "/..v2/token").c_str(), times, 0), 0);
+  ASSERT_EQ(::symlink("..v1", (dir + "/..data").c_str()), 0);
+  ASSERT_EQ(::symlink("..data/token", (dir + "/token").c_str()), 0);
+  KubeConfig config;
+  config.token_file = dir + "/token";
+  auto client = NewClient(config);
+  server_.Upsert("nodes", {{"metadata", {{"name", "n1"}}}});
+  ASSERT_TRUE(client->Get(NodePath("n1")).ok());
+  EXPECT_EQ(server_.Requests().back().headers["authorization"], "Bearer first");
+  ASSERT_EQ(::symlink("..v2", (dir + "/..data_tmp").c_str()), 0);
+  ASSERT_EQ(::rename((dir + "/..data_tmp").c_str(), (dir + "/..data").c_str()), 0);
+  ASSERT_TRUE(client->Get(NodePath("n1")).ok());
+  EXPECT_EQ(server_.Requests().back().headers["authorization"], "Bearer other");
+}
+
 TEST_F(RestClientTest, Retries429And5xxHonouringRetryAfter) {
   int calls = 0;
   server_.SetInterceptor([&](const HttpRequest&, HttpResponder& out) {
@@ -412,6 +437,10 @@ users:
   EXPECT_EQ(config->ca_pem, "CA PEM");
   EXPECT_EQ(config->client_cert_pem, "CERT PEM");
   EXPECT_EQ(config->client_key_pem, "KEY PEM");
+  // Where each came from: inline data has no file; a relative file resolves against the kubeconfig's folder.
+  EXPECT_EQ(config->ca_file, "");
+  EXPECT_EQ(config->client_cert_file, "");
+  EXPECT_EQ(config->client_key_file, dir + "/client.key");
   EXPECT_EQ(config->user_agent.rfind("liken-dra/", 0), 0u);
   auto other = LoadKubeconfig(dir + "/config", "other");
   ASSERT_TRUE(other.ok()) << other.status();
@@ -509,6 +538,7 @@ TEST(InClusterConfigTest, ReadsServiceAccount) {
   EXPECT_EQ(config->server, "https://10.96.0.1:443");
   EXPECT_EQ(config->token_file, dir + "/token");
   EXPECT_EQ(config->ca_pem, "CA");
+  EXPECT_EQ(config->ca_file, dir + "/ca.crt");
   EXPECT_EQ(InClusterConfig("fd00::1", "443", dir)->server, "https://[fd00::1]:443");
   EXPECT_EQ(InClusterConfig("", "", dir).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(InClusterConfig("h", "1", dir + "/nope").status().code(), absl::StatusCode::kFailedPrecondition);
