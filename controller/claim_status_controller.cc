@@ -189,7 +189,10 @@ bool ClaimStatusController::ProcessOne(std::optional<std::string> key) {
                {{"claim", *key}, {"error", s.ToString()}});
     queue_.Forget(*key);
   } else {
-    LogWarning("claim status: write failed; retrying", {{"claim", *key}, {"error", s.ToString()}});
+    // The few retries of a refusal that may heal are logged once, when they give up (above).
+    const bool may_heal = code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kFailedPrecondition;
+    Log(may_heal ? LogLevel::kDebug : LogLevel::kWarning, "claim status: write failed; retrying",
+        {{"claim", *key}, {"error", s.ToString()}});
     queue_.AddRateLimited(*key);
   }
   queue_.Done(*key);
