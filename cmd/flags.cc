@@ -83,6 +83,9 @@ constexpr FlagSpec kResyncPeriod = {"resync-period", "", "DURATION", "10m", "", 
                                     "a full pass at least this often", "", 1, 24 * 3600};
 constexpr FlagSpec kCdiRoot = {"cdi-root", "", "DIR", "/var/run/cdi", "", Kind::kAbsolutePath,
                                "where the CDI specs are written"};
+constexpr FlagSpec kMetadataRoot = {"metadata-root", "", "DIR", "", "", Kind::kAbsolutePath,
+                                    "where the claims' device metadata files are written (default "
+                                    "<kubelet-root>/plugins/liken.sh/metadata; rebuilt at start-up, so a tmpfs will do)"};
 constexpr FlagSpec kKubeApiQps = {"kube-api-qps", "", "N", "5", "", Kind::kNumber, "API requests per second",
                                   "", 0, 10000, true};
 constexpr FlagSpec kKubeApiBurst = {"kube-api-burst", "", "N", "10", "", Kind::kInt, "API request burst",
@@ -95,7 +98,7 @@ constexpr const FlagSpec* kScanFlags[] = {&kNodeName, &kScanOutput, &kVerbosity,
 constexpr const FlagSpec* kReportFlags[] = {&kReportOutput, &kVerbosity, &kHelp};
 constexpr const FlagSpec* kRunOwnFlags[] = {&kNodeName,   &kKubeconfig, &kContext,  &kServiceAccountDir,
                                             &kMetricsAddress, &kResyncPeriod, &kKubeletRoot, &kCdiRoot,
-                                            &kPodUid,     &kKubeApiQps, &kKubeApiBurst, &kNoUevents,
+                                            &kMetadataRoot, &kPodUid,     &kKubeApiQps, &kKubeApiBurst, &kNoUevents,
                                             &kVerbosity,  &kHelp};
 constexpr const FlagSpec* kHealthcheckFlags[] = {&kKubeletRoot, &kPodUid, &kVerbosity, &kHelp};
 

@@ -78,6 +78,7 @@ kubelet::KubeletPluginOptions PluginOptions(const Flags& flags, const std::strin
   options.node_name = node;
   options.kubelet_root = flags.Get("kubelet-root");
   options.cdi_root = flags.Get("cdi-root");
+  options.metadata_root = flags.Get("metadata-root");
   options.pod_uid = flags.Get("pod-uid");
   options.sysfs_root = sysfs_root;
   options.shutdown_grace = kShutdownGrace;

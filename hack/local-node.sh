@@ -15,6 +15,7 @@
 # `up` prints on stdout only:
 #   export LIKEN_NODE_DIR=<state dir>  LIKEN_NODE_NAME=localhost  CONTAINER_RUNTIME_ENDPOINT=unix://<socket>
 #   export LIKEN_NODE_KUBELET_ROOT=<kubelet --root-dir>  LIKEN_NODE_CDI_ROOT=<containerd's CDI spec dir>
+#   export LIKEN_NODE_METADATA_ROOT=<the driver's device metadata directory>
 #
 # The control plane must be running (LIKEN_CLUSTER_DIR, default /tmp/liken-cluster): the kubelet's client
 # certificate (system:node:localhost) is issued by its CA. Start the cluster with NODE_NAME=localhost: the kubelet
@@ -54,6 +55,7 @@ RUN="$STATE/run"           # containerd's state dir and sockets
 SOCK="$RUN/containerd.sock"
 KUBELET_ROOT="$STATE/kubelet"
 CDI_ROOT="$STATE/cdi"
+METADATA_ROOT="$STATE/metadata"  # the driver's device metadata files (the chart's metadataRoot)
 LOGS="$STATE/logs"
 PIDS="$STATE/pids"
 # Paths outside the state dir that containerd, runc, libcni and the kubelet write to.
@@ -206,7 +208,7 @@ clean() {
     /var/lib/kubelet/plugins /run/containerd/s /run/containerd/runc "${FIXED_DIRS[@]}"; do
     rmdir "$d" 2>/dev/null || true
   done
-  rm -rf "$RUN" "$STATE/containerd" "$KUBELET_ROOT" "$CDI_ROOT" "$STATE/cni" "$STATE/pod-logs" "$PIDS" \
+  rm -rf "$RUN" "$STATE/containerd" "$KUBELET_ROOT" "$CDI_ROOT" "$METADATA_ROOT" "$STATE/cni" "$STATE/pod-logs" "$PIDS" \
     "$STATE"/*.args "$STATE"/*.kubeconfig "$STATE"/*.toml "$STATE"/*.yaml "$STATE/pki" "$STATE/bin-dir"
 }
 
@@ -220,7 +222,7 @@ leftovers() {
   ip link show "$BRIDGE" >/dev/null 2>&1 && report "network interface $BRIDGE"
   for line in /sys/fs/cgroup/*/kubepods; do [ -d "$line" ] && report "cgroup $line"; done
   while read -r line; do [ -n "$line" ] && report "path $line"; done < <(fixed_leftovers)
-  for line in "$RUN" "$STATE/containerd" "$KUBELET_ROOT" "$CDI_ROOT" "$STATE/cni"; do
+  for line in "$RUN" "$STATE/containerd" "$KUBELET_ROOT" "$CDI_ROOT" "$METADATA_ROOT" "$STATE/cni"; do
     [ -e "$line" ] && report "path $line"
   done
   return $((found))
@@ -391,6 +393,7 @@ print_env() {
   echo "export CONTAINER_RUNTIME_ENDPOINT=unix://$SOCK"
   echo "export LIKEN_NODE_KUBELET_ROOT=$KUBELET_ROOT"
   echo "export LIKEN_NODE_CDI_ROOT=$CDI_ROOT"
+  echo "export LIKEN_NODE_METADATA_ROOT=$METADATA_ROOT"
 }
 
 import_images() {

@@ -66,7 +66,9 @@ absl::Status KubeletPlugin::StartLocked() {
   if (auto st = checkpoint_->EnsureDirectory(); !st.ok()) return st;
   if (auto st = specs_.EnsureDirectory(); !st.ok()) return Annotate(st, "CDI directory: ");
   if (options_.device_metadata) {
-    metadata_ = std::make_unique<DeviceMetadataStore>(absl::StrCat(paths_.plugin_dir, "/metadata"),
+    metadata_ = std::make_unique<DeviceMetadataStore>(options_.metadata_root.empty()
+                                                          ? absl::StrCat(paths_.plugin_dir, "/metadata")
+                                                          : options_.metadata_root,
                                                       Durability::kUnsynced);  // rebuilt at start-up
     if (auto st = metadata_->EnsureDirectory(); !st.ok()) return Annotate(st, "device metadata directory: ");
   }

@@ -2,8 +2,9 @@
 # Benchmark: the real driver's prepare path against the local control plane. Prints figures; asserts nothing.
 #
 # Brings up the local control plane (hack/local-cluster.sh: fake Node node-a, no kubelet), starts `liken-dra run`
-# under umockdev-run on test/machines/usb-heavy.umockdev with its kubelet and CDI roots in a directory on
-# $LIKEN_BENCH_DIR's filesystem (default /tmp), and drives its DRA socket as the kubelet does
+# under umockdev-run on test/machines/usb-heavy.umockdev with its kubelet root in a directory on
+# $LIKEN_BENCH_DIR's filesystem (default /tmp), its CDI and metadata roots on /dev/shm (tmpfs, as /var/run is on a
+# node; the example driver's CDI root too), and drives its DRA socket as the kubelet does
 # (build/test/kubelet/liken_prepare_timing). Two sets of claims:
 #   with pods: in the scheduler's order: Pod created unbound, ResourceClaim allocated and reserved for it, then
 #              the Pod bound to node-a (POST binding), so the driver's node-scoped claim cache holds the claim;
@@ -49,6 +50,9 @@ export LIKEN_KCM_PORT=${LIKEN_KCM_PORT:-20257}
 for tool in umockdev-run jq curl; do command -v $tool >/dev/null || { echo "$tool is not installed" >&2; exit 1; }; done
 
 WORK=$(mktemp -d "${LIKEN_BENCH_DIR:-/tmp}/liken-prepare-bench.XXXXXX")
+# The CDI specs and the device metadata files on a tmpfs, as a node has them (/var/run); the claim records on
+# WORK's filesystem (the kubelet root's disk). LIKEN_BENCH_RUN_DIR=<dir> puts them elsewhere (on WORK: "$WORK").
+RUNDIR=${LIKEN_BENCH_RUN_DIR:-$(mktemp -d /dev/shm/liken-prepare-run.XXXXXX)}
 export LIKEN_CLUSTER_DIR=${LIKEN_CLUSTER_DIR:-$WORK/cluster}
 GROUPS_STARTED=()
 log() { echo "prepare-bench: $*" >&2; }
@@ -58,6 +62,7 @@ cleanup() {
   stop_groups "${GROUPS_STARTED[@]}"
   if [ $rc -ne 0 ]; then for f in "$WORK"/*/driver.log; do [ -f "$f" ] && { echo "--- tail of $f" >&2; tail -n 20 "$f" >&2; }; done; fi
   finish_work "$REPO" "$WORK"
+  [ -n "${LIKEN_BENCH_RUN_DIR:-}" ] || rm -rf "$RUNDIR"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -70,18 +75,18 @@ api_setup "$WORK"
 # --- drivers ------------------------------------------------------------------------------------------------
 start_liken() {
   local dir=$WORK/liken
-  mkdir -p "$dir/kubelet/plugins_registry" "$dir/kubelet/plugins" "$dir/cdi"
+  mkdir -p "$dir/kubelet/plugins_registry" "$dir/kubelet/plugins" "$RUNDIR/liken/cdi"
   # shellcheck disable=SC2086
   TMPDIR=/dev/shm setsid umockdev-run -d "$RECORDING" -- \
     "$DRA" run --node-name node-a --kubeconfig "$LIKEN_CLUSTER_DIR/driver.kubeconfig" \
-    --kubelet-root "$dir/kubelet" --cdi-root "$dir/cdi" --metrics-address "127.0.0.1:$METRICS_PORT" \
+    --kubelet-root "$dir/kubelet" --cdi-root "$RUNDIR/liken/cdi" --metadata-root "$RUNDIR/liken/metadata" --metrics-address "127.0.0.1:$METRICS_PORT" \
     ${LIKEN_BENCH_DRIVER_FLAGS:---kube-api-qps 1000 --kube-api-burst 1000} >>"$dir/driver.log" 2>&1 </dev/null &
   GROUPS_STARTED+=($!)
 }
 start_example() {
   local dir=$WORK/example
-  mkdir -p "$dir/kubelet/plugins_registry" "$dir/kubelet/plugins" "$dir/cdi"
-  KUBECONFIG=$KUBECONFIG setsid "$EXAMPLE" --node-name node-b --cdi-root "$dir/cdi" --num-devices 8 \
+  mkdir -p "$dir/kubelet/plugins_registry" "$dir/kubelet/plugins" "$RUNDIR/example/cdi"
+  KUBECONFIG=$KUBECONFIG setsid "$EXAMPLE" --node-name node-b --cdi-root "$RUNDIR/example/cdi" --num-devices 8 \
     --kubelet-registrar-directory-path "$dir/kubelet/plugins_registry" \
     --kubelet-plugins-directory-path "$dir/kubelet/plugins" --kube-api-qps 1000 --kube-api-burst 1000 \
     >>"$dir/driver.log" 2>&1 </dev/null &
@@ -169,7 +174,7 @@ run_calls() { # LABEL KUBELET_ROOT CLAIMS_FILE MODE COUNT WITH_FALLBACK_METRIC(0
 
 # --- run ------------------------------------------------------------------------------------------------------
 FS=$(df -T "$WORK" | awk 'NR == 2 { print $2 }')
-echo "prepare benchmark: roots on $FS ($WORK), $SINGLE claims one per call, $BATCH in one call; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+echo "prepare benchmark: kubelet roots on $FS ($WORK), CDI and metadata roots on $(df -T "$RUNDIR" | awk 'NR == 2 { print $2 }'), $SINGLE claims one per call, $BATCH in one call; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 k apply -f - >/dev/null <<'YAML'
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass

@@ -83,6 +83,7 @@ class DeviceMetadataTest : public ::testing::TestWithParam<DraVersion> {
     o.sysfs_root = dir_.path() + "/sys";
     o.boot_id_path = dir_.path() + "/boot_id";
     o.shutdown_grace = absl::Seconds(5);
+    o.metadata_root = metadata_root_;
     plugin_ = std::make_unique<kubelet::KubeletPlugin>(o, &scanner_, &lookup_, nullptr);
     LIKEN_ASSERT_OK(plugin_->Start());
     plugin_->UpdateInventory(inventory_);
@@ -97,7 +98,9 @@ class DeviceMetadataTest : public ::testing::TestWithParam<DraVersion> {
     StartPlugin();
   }
 
-  std::string MetadataRoot() const { return kubelet_root_ + "/plugins/liken.sh/metadata"; }
+  std::string MetadataRoot() const {
+    return metadata_root_.empty() ? kubelet_root_ + "/plugins/liken.sh/metadata" : metadata_root_;
+  }
   std::string HostFile(const std::string& uid, const std::string& request) const {
     return absl::StrCat(MetadataRoot(), "/", uid, "/", request, "/liken.sh-metadata.json");
   }
@@ -114,12 +117,29 @@ class DeviceMetadataTest : public ::testing::TestWithParam<DraVersion> {
 
   TempDir dir_;
   std::string kubelet_root_, cdi_root_;
+  std::string metadata_root_;  // empty: the default under the kubelet root
   discovery::Inventory inventory_;
   FakeScanner scanner_;
   FakeClaimLookup lookup_;
   std::unique_ptr<kubelet::KubeletPlugin> plugin_;
   std::unique_ptr<TestKubelet> kubelet_;
 };
+
+TEST_P(DeviceMetadataTest, FilesGoToTheConfiguredRootAndTheSpecMountsThemFromThere) {
+  metadata_root_ = dir_.path() + "/run/liken.sh/metadata";  // its parents do not exist yet
+  RestartPlugin();
+  auto answer = kubelet_->Prepare({{"ns", kGpuUid, "gpu"}});
+  LIKEN_ASSERT_OK(answer);
+  ASSERT_EQ(answer->at(kGpuUid).error, "");
+  EXPECT_TRUE(std::filesystem::exists(HostFile(kGpuUid, "render")));
+  EXPECT_FALSE(std::filesystem::exists(kubelet_root_ + "/plugins/liken.sh/metadata/" + kGpuUid))
+      << "nothing under the kubelet root";
+  EXPECT_EQ(Spec(kGpuUid)["devices"][2]["containerEdits"]["mounts"][0]["hostPath"], HostFile(kGpuUid, "render"));
+  EXPECT_EQ(Metadata(kGpuUid, "render")["requests"][0]["devices"][0]["name"], "pci-0000-00-02-0");
+  auto gone = kubelet_->Unprepare({{"ns", kGpuUid, "gpu"}});
+  LIKEN_ASSERT_OK(gone);
+  EXPECT_FALSE(std::filesystem::exists(metadata_root_ + "/" + kGpuUid));
+}
 
 TEST_P(DeviceMetadataTest, EachRequestOfADirectClaimGetsAFileMountedAtTheStandardPath) {
   auto answer = kubelet_->Prepare({{"ns", kGpuUid, "gpu"}});

@@ -69,6 +69,7 @@ helm_driver() {
   helm "$verb" "$RELEASE" "$REPO/charts/liken-dra" -n "$DRIVER_NS" --create-namespace --wait --timeout 4m \
     --set image.repository="${DRIVER_IMAGE%:*}" --set image.tag="${DRIVER_IMAGE##*:}" --set image.pullPolicy=Never \
     --set kubeletRoot="$LIKEN_NODE_KUBELET_ROOT" --set cdiRoot="$LIKEN_NODE_CDI_ROOT" \
+    --set metadataRoot="$LIKEN_NODE_METADATA_ROOT" \
     --set apiServer.host=127.0.0.1 --set-string apiServer.port="${LIKEN_APISERVER_PORT:-6443}" \
     --set resyncSeconds=5 "$@"
 }
