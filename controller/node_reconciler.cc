@@ -8,6 +8,7 @@
 #include "common/rate_limiter.h"
 #include "discovery/inventory.h"
 #include "discovery/slice_builder.h"
+#include "informers/store.h"
 
 namespace liken::controller {
 
@@ -16,6 +17,7 @@ informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name
   options.resource = "resourceslices";
   options.path = informers::ResourceSlicesPath();
   options.field_selector = absl::StrCat("spec.nodeName=", node_name, ",spec.driver=", discovery::kDriverName);
+  options.transform = informers::StripManagedFields;
   return options;
 }
 

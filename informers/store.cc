@@ -2,6 +2,12 @@
 
 namespace liken::informers {
 
+void StripManagedFields(nlohmann::json* object) {
+  if (object == nullptr || !object->is_object()) return;
+  auto meta = object->find("metadata");
+  if (meta != object->end() && meta->is_object()) meta->erase("managedFields");
+}
+
 std::string ObjectKey(const nlohmann::json& object) {
   if (!object.is_object()) return "";
   auto meta = object.find("metadata");

@@ -24,6 +24,10 @@ using IndexFunc = std::function<std::vector<std::string>(const nlohmann::json&)>
 // The store key of an object: "namespace/name", or "name" for cluster-scoped objects. Thread-safe.
 std::string ObjectKey(const nlohmann::json& object);
 
+// Drops metadata.managedFields (the server's field ownership, which nothing in a cache reads: on a large
+// ResourceSlice it mirrors every device and attribute); an InformerOptions::transform. Thread-compatible.
+void StripManagedFields(nlohmann::json* object);
+
 // A thread-safe map of objects with indexes.
 class Store {
  public:

@@ -1,4 +1,5 @@
 #include "informers/informer.h"
+#include "informers/store.h"
 
 #include <gtest/gtest.h>
 
@@ -357,6 +358,29 @@ TEST_F(InformerTest, MalformedEventsAreSkippedNotFatal) {
   server_.Upsert("pods", Pod("fine", "node-a"));
   handler_.WaitFor("add:default/fine");
   informer->Stop();
+}
+
+}  // namespace
+}  // namespace liken::informers
+
+namespace liken::informers {
+namespace {
+
+TEST(StripManagedFieldsTest, DropsOnlyTheFieldOwnership) {
+  nlohmann::json slice = {{"metadata",
+                           {{"name", "n-liken.sh"},
+                            {"resourceVersion", "7"},
+                            {"managedFields", {{{"manager", "liken.sh"}, {"fieldsV1", {{"f:spec", nlohmann::json::object()}}}}}}}},
+                          {"spec", {{"devices", nlohmann::json::array({{{"name", "d"}}})}}}};
+  StripManagedFields(&slice);
+  EXPECT_EQ(slice, (nlohmann::json{{"metadata", {{"name", "n-liken.sh"}, {"resourceVersion", "7"}}},
+                                   {"spec", {{"devices", nlohmann::json::array({{{"name", "d"}}})}}}}));
+  nlohmann::json odd = nlohmann::json::array();
+  StripManagedFields(&odd);  // not an object: left alone
+  EXPECT_EQ(odd, nlohmann::json::array());
+  nlohmann::json no_meta = {{"metadata", "x"}};
+  StripManagedFields(&no_meta);
+  EXPECT_EQ(no_meta, (nlohmann::json{{"metadata", "x"}}));
 }
 
 }  // namespace
