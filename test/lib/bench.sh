@@ -82,6 +82,6 @@ status_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 # cpu_ticks PID: utime + stime of PID in clock ticks (from /proc/PID/stat; no spaces in the comm field).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # cpu_ns PID: on-CPU nanoseconds of PID's live threads (schedstat), finer than clock ticks for an idle window.
-cpu_ns() { awk '{ s += $1 } END { printf "%d\n", s }' /proc/"$1"/task/*/schedstat; }
+cpu_ns() { awk '{ s += $1 } END { printf "%.0f\n", s }' /proc/"$1"/task/*/schedstat; }  # %.0f: mawk's %d stops at 2^31
 # mb KB: "12.3 MB"
 mb() { awk -v kb="$1" 'BEGIN { printf "%.1f MB", kb / 1024 }'; }
