@@ -23,6 +23,8 @@ std::unique_ptr<grpc::Server> Listen(const std::string& path, const std::vector<
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
+  // The idle poller's wait: a call or the server's shutdown ends it at once, so a long one only spares wake-ups.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 60 * 1000);
   builder.AddListeningPort(absl::StrCat("unix:", path), grpc::InsecureServerCredentials());
   for (auto* s : services) builder.RegisterService(s);
   return builder.BuildAndStart();
