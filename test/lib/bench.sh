@@ -18,7 +18,9 @@ stop_groups() {
 # finish_work REPO WORK: brings the control plane down and removes WORK, or keeps it when LIKEN_BENCH_KEEP=1.
 finish_work() {
   "$1/hack/local-cluster.sh" down >/dev/null 2>&1 || true
-  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then log "work directory kept: $2"; else rm -rf "$2"; fi
+  # A second try: a driver still writing while its group shuts down can make the first one find a directory
+  # that is not empty.
+  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then log "work directory kept: $2"; else rm -rf "$2" 2>/dev/null || { sleep 1; rm -rf "$2"; }; fi
 }
 
 # wait_until SECONDS COMMAND...: polls every WAIT_POLL_SECONDS until COMMAND succeeds; false on timeout.
