@@ -97,10 +97,13 @@ absl::Status ClientIdentity::ApplyTo(SSL_CTX* ctx) const {
   return absl::OkStatus();
 }
 
-std::string ClientIdentity::Subject() const {
+std::string ClientIdentity::Subject() const { return SubjectOf(cert_); }
+
+std::string SubjectOf(const X509* cert) {
+  if (cert == nullptr) return "";
   BIO* out = BIO_new(BIO_s_mem());
   if (out == nullptr) return "";
-  X509_NAME_print_ex(out, X509_get_subject_name(cert_), 0, XN_FLAG_RFC2253);
+  X509_NAME_print_ex(out, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
   char* data = nullptr;
   long n = BIO_get_mem_data(out, &data);
   std::string subject(data, n > 0 ? static_cast<size_t>(n) : 0);

@@ -40,4 +40,7 @@ class ClientIdentity {
   EVP_PKEY* const key_;           // owned
 };
 
+// The subject of `cert` on one line, RFC 2253 ("CN=node-a,O=system:nodes"); "" for null. Thread-safe.
+std::string SubjectOf(const X509* cert);
+
 }  // namespace liken::informers

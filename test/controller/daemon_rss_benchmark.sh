@@ -100,11 +100,7 @@ TMPDIR=/dev/shm setsid umockdev-run -d "$RECORDING" -- \
   ${LIKEN_BENCH_DRIVER_FLAGS:---kube-api-qps 100 --kube-api-burst 100} >>"$DIR/driver.log" 2>&1 </dev/null &
 DRIVER_GROUP=$!
 
-driver_pid() { # umockdev-run's child is the driver
-  local child
-  child=$(awk '{print $1}' "/proc/$DRIVER_GROUP/task/$DRIVER_GROUP/children" 2>/dev/null)
-  [ -n "$child" ] && [ "$(basename "$(readlink "/proc/$child/exe")")" = "$(basename "$DRA")" ] && echo "$child"
-}
+driver_pid() { pid_of "$DRIVER_GROUP" "$(basename "$DRA")"; } # umockdev-run's child is the driver
 wait_until 30 driver_pid || { log "driver process did not appear"; exit 1; }
 PID=$(driver_pid)
 metric() { # NAME [LABEL-FILTER]: sum of the metric's samples

@@ -14,15 +14,12 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "informers/client_identity.h"
+
 namespace liken::testing {
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "fake TLS server: %s failed\n", what);
-    std::abort();
-  }
-}
+void Check(bool ok, const char* what) { AbortUnless(ok, "fake TLS server", what); }
 
 // Any client certificate is fine: the test only records which one was presented.
 int AcceptAnyClient(int, X509_STORE_CTX*) { return 1; }
@@ -42,17 +39,6 @@ SSL_CTX* NewContext(const TestKeyPair& server) {
   BIO_free(key_bio);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, AcceptAnyClient);
   return ctx;
-}
-
-std::string Subject(X509* cert) {
-  if (cert == nullptr) return "";
-  BIO* out = BIO_new(BIO_s_mem());
-  X509_NAME_print_ex(out, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
-  char* data = nullptr;
-  long n = BIO_get_mem_data(out, &data);
-  std::string subject(data, n > 0 ? static_cast<size_t>(n) : 0);
-  BIO_free(out);
-  return subject;
 }
 
 }  // namespace
@@ -147,7 +133,7 @@ void FakeTlsServer::Serve(int fd) {
     X509* peer = SSL_get1_peer_certificate(ssl);
     {
       absl::MutexLock lock(&mu_);
-      client_subjects_.push_back(Subject(peer));
+      client_subjects_.push_back(informers::SubjectOf(peer));
     }
     X509_free(peer);
     std::string buffer;

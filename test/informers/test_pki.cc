@@ -11,14 +11,17 @@
 #include <openssl/x509v3.h>
 
 namespace liken::testing {
-namespace {
 
-void Check(bool ok, const char* what) {
+void AbortUnless(bool ok, const char* who, const char* what) {
   if (!ok) {
-    std::fprintf(stderr, "test PKI: %s failed\n", what);
+    std::fprintf(stderr, "%s: %s failed\n", who, what);
     std::abort();
   }
 }
+
+namespace {
+
+void Check(bool ok, const char* what) { AbortUnless(ok, "test PKI", what); }
 
 struct Freer {
   void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }

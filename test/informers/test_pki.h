@@ -15,6 +15,9 @@ struct TestKeyPair {
 // test binary when OpenSSL fails (a broken test environment, not a test result).
 TestKeyPair MakeTestCa(const std::string& cn);
 
+// Test set-up that cannot go on: prints "<who>: <what> failed" and aborts unless `ok`.
+void AbortUnless(bool ok, const char* who, const char* what);
+
 // A certificate with common name `cn` signed by `ca`: for a server, with subjectAltName IP:127.0.0.1 and
 // serverAuth; otherwise a client certificate (clientAuth). Aborts like MakeTestCa.
 TestKeyPair MakeTestLeaf(const TestKeyPair& ca, const std::string& cn, bool server);

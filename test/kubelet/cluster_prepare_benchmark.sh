@@ -253,13 +253,6 @@ awk -F'|' '{ n[$1 "|" $2]++; s[$1 "|" $2] += $3 }
     }
   }' "$WORK/figures.txt"
 
-pid_of() { # GROUP_PID EXE_NAME: the group's process itself, or its child, running EXE_NAME
-  local p
-  for p in "$1" $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
-    [ "$(basename "$(readlink "/proc/$p/exe")")" = "$2" ] && { echo "$p"; return 0; }
-  done
-  return 1
-}
 LPID=$(pid_of "${GROUPS_STARTED[0]}" "$(basename "$DRA")") || { log "no liken-dra process"; exit 1; }
 EPID=$(pid_of "${GROUPS_STARTED[1]}" "$(basename "$EXAMPLE")") || { log "no example driver process"; exit 1; }
 footprint() { # LABEL: both drivers' memory, then their CPU over an idle window of IDLE seconds

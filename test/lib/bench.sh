@@ -83,6 +83,14 @@ status_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 
 # cpu_ticks PID: utime + stime of PID in clock ticks (from /proc/PID/stat; no spaces in the comm field).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# pid_of GROUP_PID EXE_NAME: the group's process itself, or its child (umockdev-run's), running EXE_NAME.
+pid_of() {
+  local p
+  for p in "$1" $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+    [ "$(basename "$(readlink "/proc/$p/exe")")" = "$2" ] && { echo "$p"; return 0; }
+  done
+  return 1
+}
 # cpu_ns PID: on-CPU nanoseconds of PID's live threads (schedstat), finer than clock ticks for an idle window.
 cpu_ns() { awk '{ s += $1 } END { printf "%.0f\n", s }' /proc/"$1"/task/*/schedstat; }  # %.0f: mawk's %d stops at 2^31
 # mb KB: "12.3 MB"
