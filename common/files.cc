@@ -144,10 +144,14 @@ std::string ResolveRelative(const std::string& dir, const std::string& target) {
 
 absl::Status MakeDirectories(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("empty directory path");
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos != path.size() && path[pos] != '/') continue;
-    std::string prefix = path.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus(errno, "create directory " + prefix);
+  // The leaf first: when its parent exists (the common case, e.g. one more claim directory under a root made at
+  // start-up) that is one mkdir, not one per path segment. Only a missing parent makes the walk up.
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    if (errno != ENOENT) return ErrnoStatus(errno, "create directory " + path);
+    const size_t slash = path.find_last_of('/', path.find_last_not_of('/'));
+    if (slash == std::string::npos || slash == 0) return ErrnoStatus(ENOENT, "create directory " + path);
+    if (auto s = MakeDirectories(path.substr(0, slash)); !s.ok()) return s;
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus(errno, "create directory " + path);
   }
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {

@@ -35,6 +35,37 @@ class RegularFileTest : public ::testing::Test {
   std::string dir_;
 };
 
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+TEST_F(RegularFileTest, MakeDirectoriesCreatesMissingParentsAndAcceptsWhatExists) {
+  ASSERT_TRUE(MakeDirectories(Path("a/b/c")).ok());
+  EXPECT_TRUE(IsDirectory(Path("a/b/c")));
+  EXPECT_TRUE(MakeDirectories(Path("a/b/c")).ok());   // already there
+  EXPECT_TRUE(MakeDirectories(Path("a/b/d/")).ok());  // a trailing slash
+  EXPECT_TRUE(IsDirectory(Path("a/b/d")));
+  EXPECT_TRUE(MakeDirectories(Path("a//e")).ok());  // a doubled slash
+  EXPECT_TRUE(IsDirectory(Path("a/e")));
+  ASSERT_EQ(::symlink("a/b", Path("link").c_str()), 0);
+  EXPECT_TRUE(MakeDirectories(Path("link")).ok());  // a symlink to a directory is one
+  EXPECT_TRUE(MakeDirectories(Path("link/f")).ok());
+  EXPECT_TRUE(IsDirectory(Path("a/b/f")));
+}
+
+TEST_F(RegularFileTest, MakeDirectoriesRefusesAFileInTheWay) {
+  Write("file", "x");
+  absl::Status leaf = MakeDirectories(Path("file"));
+  EXPECT_EQ(leaf.code(), absl::StatusCode::kFailedPrecondition) << leaf;
+  absl::Status parent = MakeDirectories(Path("file/sub/dir"));
+  EXPECT_FALSE(parent.ok());
+  EXPECT_NE(std::string(parent.message()).find("file"), std::string::npos) << parent;
+  ASSERT_EQ(::symlink("missing", Path("dangling").c_str()), 0);
+  EXPECT_FALSE(MakeDirectories(Path("dangling/sub")).ok());
+  EXPECT_EQ(MakeDirectories("").code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(RegularFileTest, ReadsARegularFileAndThroughASymlinkWhenFollowing) {
   Write("a", "hello\n");
   ASSERT_EQ(::symlink("a", Path("link").c_str()), 0);

@@ -3,7 +3,7 @@
 #
 # Brings up the local control plane (hack/local-cluster.sh: fake Node node-a, no kubelet), starts `liken-dra run`
 # under umockdev-run on test/machines/usb-heavy.umockdev with its kubelet root in a directory on
-# $LIKEN_BENCH_DIR's filesystem (default /tmp), its CDI and metadata roots on /dev/shm (tmpfs, as /var/run is on a
+# $LIKEN_BENCH_DIR's filesystem (default /tmp), its CDI and metadata roots on a tmpfs (as /var/run is on a
 # node; the example driver's CDI root too), and drives its DRA socket as the kubelet does
 # (build/test/kubelet/liken_prepare_timing). Two sets of claims:
 #   with pods: in the scheduler's order: Pod created unbound, ResourceClaim allocated and reserved for it, then
@@ -14,13 +14,18 @@
 # from the API server's own apiserver_request_total (all clients, all resources, watches excluded) around the
 # calls (all clients; resource requests, watches excluded), beside the driver's liken_claim_get_fallbacks_total.
 # Floors in the same run: a durable small-file write (temp, fsync, rename, directory fsync) on the roots'
-# filesystem and on /dev/shm (tmpfs), 100 such writes one by one against one batch as the daemon makes it
+# filesystem and on the tmpfs, 100 such writes one by one against one batch as the daemon makes it
 # (concurrent fsyncs, one directory fsync) and against one syncfs (one directory
 # fsync), and one GET of a claim over a kept-alive connection (curl).
 # Side by side, when $LIKEN_EXAMPLE_DRIVER names a built dra-example-kubeletplugin (kubernetes-sigs/
 # dra-example-driver, built outside the tree; test infrastructure only): the same calls against it on node-b.
 #
 #   test/kubelet/cluster_prepare_benchmark.sh
+#
+# The first line says the kubelet roots' filesystem, and for ext4 whether it has a journal: a journal-less ext4
+# reads its inode table at each new file (to skip recently deleted inodes), which costs a claim record far more
+# than the journaled ext4 of a node's disk. On such a host, point LIKEN_BENCH_DIR at a journaled ext4, e.g. a loop
+# mount: truncate -s 1G /var/tmp/j.img; mkfs.ext4 -q /var/tmp/j.img; mount -o loop /var/tmp/j.img /mnt/j.
 #
 # Environment: LIKEN_DRA, LIKEN_PREPARE_TIMING, LIKEN_BENCH_DIR, LIKEN_BENCH_SINGLE, LIKEN_BENCH_BATCH,
 # LIKEN_BENCH_METRICS_PORT (9511), LIKEN_BENCH_DRIVER_FLAGS (default "--kube-api-qps 1000 --kube-api-burst 1000",
@@ -50,9 +55,10 @@ export LIKEN_KCM_PORT=${LIKEN_KCM_PORT:-20257}
 for tool in umockdev-run jq curl; do command -v $tool >/dev/null || { echo "$tool is not installed" >&2; exit 1; }; done
 
 WORK=$(mktemp -d "${LIKEN_BENCH_DIR:-/tmp}/liken-prepare-bench.XXXXXX")
-# The CDI specs and the device metadata files on a tmpfs, as a node has them (/var/run); the claim records on
-# WORK's filesystem (the kubelet root's disk). LIKEN_BENCH_RUN_DIR=<dir> puts them elsewhere (on WORK: "$WORK").
-RUNDIR=${LIKEN_BENCH_RUN_DIR:-$(mktemp -d /dev/shm/liken-prepare-run.XXXXXX)}
+# The CDI specs and the device metadata files on a tmpfs, as a node has them (/var/run), outside /dev (see
+# make_tmpfs_dir); the claim records on WORK's filesystem (the kubelet root's disk). LIKEN_BENCH_RUN_DIR=<dir> puts
+# them elsewhere (on WORK: "$WORK").
+RUNDIR=${LIKEN_BENCH_RUN_DIR:-$(make_tmpfs_dir)}
 export LIKEN_CLUSTER_DIR=${LIKEN_CLUSTER_DIR:-$WORK/cluster}
 GROUPS_STARTED=()
 log() { echo "prepare-bench: $*" >&2; }
@@ -62,7 +68,7 @@ cleanup() {
   stop_groups "${GROUPS_STARTED[@]}"
   if [ $rc -ne 0 ]; then for f in "$WORK"/*/driver.log; do [ -f "$f" ] && { echo "--- tail of $f" >&2; tail -n 20 "$f" >&2; }; done; fi
   finish_work "$REPO" "$WORK"
-  [ -n "${LIKEN_BENCH_RUN_DIR:-}" ] || rm -rf "$RUNDIR"
+  [ -n "${LIKEN_BENCH_RUN_DIR:-}" ] || release_tmpfs_dir "$RUNDIR"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -173,8 +179,8 @@ run_calls() { # LABEL KUBELET_ROOT CLAIMS_FILE MODE COUNT WITH_FALLBACK_METRIC(0
 }
 
 # --- run ------------------------------------------------------------------------------------------------------
-FS=$(df -T "$WORK" | awk 'NR == 2 { print $2 }')
-echo "prepare benchmark: kubelet roots on $FS ($WORK), CDI and metadata roots on $(df -T "$RUNDIR" | awk 'NR == 2 { print $2 }'), $SINGLE claims one per call, $BATCH in one call; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+FS=$(fs_of "$WORK")
+echo "prepare benchmark: kubelet roots on $FS ($WORK), CDI and metadata roots on $(fs_of "$RUNDIR") ($RUNDIR), $SINGLE claims one per call, $BATCH in one call; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 k apply -f - >/dev/null <<'YAML'
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
@@ -192,12 +198,12 @@ spec:
 YAML
 
 # Floors.
-mkdir -p "$WORK/floors" /dev/shm/liken-prepare-floors.$$
+mkdir -p "$WORK/floors" "$RUNDIR/floors"
 "$TIMING" floors --dir "$WORK/floors" --files "$BATCH" | awk -v fs="$FS" '{ v[$1] = $2 } END {
   printf "%-34s one durable file write p50 %.3f ms; %d one by one %.1f ms, as the daemon batches them (concurrent fsyncs + 1 dir fsync) %.1f ms, with 1 syncfs instead %.1f ms, unsynced %.1f ms\n", "floor: fsync on " fs, v["durable_write_p50_ms"], v["files"], v["one_by_one_ms"], v["batched_ms"], v["syncfs_batched_ms"], v["unsynced_ms"] }'
-"$TIMING" floors --dir /dev/shm/liken-prepare-floors.$$ --files "$BATCH" | awk '{ v[$1] = $2 } END {
+"$TIMING" floors --dir "$RUNDIR/floors" --files "$BATCH" | awk '{ v[$1] = $2 } END {
   printf "%-34s one durable file write p50 %.3f ms; %d one by one %.1f ms, as one batch %.1f ms, unsynced %.1f ms\n", "floor: fsync on tmpfs", v["durable_write_p50_ms"], v["files"], v["one_by_one_ms"], v["batched_ms"], v["unsynced_ms"] }'
-rmdir /dev/shm/liken-prepare-floors.$$
+rmdir "$RUNDIR/floors"
 
 start_liken
 wait_until 60 published node-a liken.sh || { log "liken-dra published no slice"; exit 1; }

@@ -95,3 +95,43 @@ pid_of() {
 cpu_ns() { awk '{ s += $1 } END { printf "%.0f\n", s }' /proc/"$1"/task/*/schedstat; }  # %.0f: mawk's %d stops at 2^31
 # mb KB: "12.3 MB"
 mb() { awk -v kb="$1" 'BEGIN { printf "%.1f MB", kb / 1024 }'; }
+
+# DIR: the type of DIR's filesystem, and for ext4 whether it has a journal ("ext4 (no journal)"). Without a
+# journal, ext4 reads the inode table to skip recently deleted inodes at each new file, which makes file
+# creation far slower than on the journaled ext4 a node's disk normally has.
+fs_of() {
+  local type dev
+  type=$(df -T "$1" | awk 'NR == 2 { print $2 }')
+  if [ "$type" = ext4 ]; then
+    dev=$(basename "$(findmnt -n -o SOURCE -T "$1")")
+    case "$(cat "/sys/fs/ext4/$dev/journal_task" 2>/dev/null)" in
+      "") ;;
+      "<none>") type="ext4 (no journal)" ;;
+      *) type="ext4 (journaled)" ;;
+    esac
+  fi
+  echo "$type"
+}
+
+# Prints a new directory on a tmpfs outside /dev, for the roots a node keeps on tmpfs (/var/run): a private tmpfs
+# mounted on a directory under /tmp, or, where mounting is not permitted, a directory under /dev/shm (and a
+# warning). Not /dev/shm first: a driver run under umockdev-run has every path under /dev taken for a device node
+# (each open there connects to umockdev's ioctl socket and probes several paths), a cost no node has.
+# Remove it with release_tmpfs_dir.
+make_tmpfs_dir() {
+  local dir
+  dir=$(mktemp -d /tmp/liken-bench-tmpfs.XXXXXX)
+  if mount -t tmpfs -o size=1g,mode=0755 liken-bench "$dir" 2>/dev/null; then
+    echo "$dir"
+    return
+  fi
+  rmdir "$dir"
+  echo "bench: cannot mount a tmpfs; using /dev/shm, where umockdev's preload slows every file operation" >&2
+  mktemp -d /dev/shm/liken-bench-tmpfs.XXXXXX
+}
+
+# DIR: unmounts DIR when make_tmpfs_dir mounted it, and removes it.
+release_tmpfs_dir() {
+  if mountpoint -q "$1"; then umount "$1" || umount -l "$1"; fi
+  rm -rf "$1"
+}
