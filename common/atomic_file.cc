@@ -95,8 +95,10 @@ absl::StatusOr<std::string> WriteTemp(int dirfd, const std::string& dir, const s
   return temp;
 }
 
-// The most threads that flush one batch's temp files at once.
-constexpr size_t kSyncThreads = 8;
+// The most threads that flush one batch's temp files at once. More concurrent fsyncs join fewer journal commits:
+// 100 new files on a journaled ext4 took 41-44 ms with 8 threads and 33-36 ms with 32 (on ext4 without a
+// journal 30-41 against 24-31 ms). They exist only while a batch is flushed.
+constexpr size_t kSyncThreads = 32;
 
 // Flushes the data of each named temp file in `dirfd` (the non-empty entries of `temps`); a file whose flush
 // failed is removed and its entry of `out` set. The fsyncs are issued concurrently: the filesystem's journal
@@ -147,7 +149,8 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
   auto temp = WriteTemp(dirfd.get(), dir, name, content, sync);
   if (!temp.ok()) return temp.status();
   if (auto s = RenameTemp(dirfd.get(), dir, *temp, name); !s.ok()) return s;
-  if (sync) ::fsync(dirfd.get());
+  // The file is in place either way; a failed directory fsync means its name may not survive a power loss.
+  if (sync && ::fsync(dirfd.get()) != 0) return FileError(errno, absl::StrCat("fsync directory ", dir));
   return absl::OkStatus();
 }
 
@@ -181,7 +184,14 @@ std::vector<absl::Status> WriteFilesAtomically(const std::string& dir, const std
   for (size_t i = 0; i < files.size(); ++i) {
     if (!temps[i].empty()) out[i] = RenameTemp(dirfd.get(), dir, temps[i], files[i].name);
   }
-  ::fsync(dirfd.get());
+  // The renamed files are in place either way; a failed directory fsync means their names may not survive a
+  // power loss, so each of them reports it.
+  if (::fsync(dirfd.get()) != 0) {
+    absl::Status synced = FileError(errno, absl::StrCat("fsync directory ", dir));
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (!temps[i].empty() && out[i].ok()) out[i] = synced;
+    }
+  }
   return out;
 }
 

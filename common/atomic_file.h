@@ -21,7 +21,8 @@ enum class Durability {
 
 // Atomically replaces `dir`/`name` with `content` (mode 0644). Never follows a symlink: `dir` is opened
 // with O_NOFOLLOW and a symlink planted at `name` is replaced, not written through. On any failure
-// (a full disk: ResourceExhausted) the old file is left intact and the temp file removed.
+// (a full disk: ResourceExhausted) the old file is left intact and the temp file removed, except a failed fsync of
+// `dir` after the rename (kSynced): the new version is in place, but its name may not survive a power loss.
 // Thread-safe for distinct names; concurrent writers of one name leave one complete version.
 absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& content,
                                  Durability durability = Durability::kSynced);
@@ -33,8 +34,9 @@ struct FileWrite {
 };
 
 // Replaces each of `files` in `dir` as WriteFileAtomically does, paying for durability once for the whole
-// batch: every temp file is written, then their fsyncs are issued concurrently (up to 8 threads; the journal
-// commits them together), then each is renamed, then one fsync of `dir`. One status per file, in order; a file that failed keeps its old version. A crash before the
+// batch: every temp file is written, then their fsyncs are issued concurrently (up to 32 threads; the journal
+// commits them together), then each is renamed, then one fsync of `dir`, whose failure every renamed file
+// reports. One status per file, in order; a file that failed before its rename keeps its old version. A crash before the
 // renames leaves temp files only (RemoveLeftoverTempFiles), after them every file whole. Thread-safe for
 // distinct names.
 std::vector<absl::Status> WriteFilesAtomically(const std::string& dir, const std::vector<FileWrite>& files);
