@@ -64,18 +64,24 @@ bool IsDeviceLine(std::string_view line, uint16_t* id) {
 
 }  // namespace
 
-void PciIdsDatabase::Index() {
-  bool in_vendor = false;
+void PciIdsDatabase::Index(std::string_view text) {
+  Block* open = nullptr;  // the vendor block being read
+  Block duplicate;        // where the lines of a vendor listed again go
   size_t pos = 0;
-  while (pos < text_.size()) {
-    size_t start = pos;
-    std::string_view line = NextLine(text_, &pos);
+  while (pos < text.size()) {
+    const size_t start = pos;
+    std::string_view line = NextLine(text, &pos);
     if (line.empty() || line[0] == '#') continue;
     uint16_t id;
     if (line[0] != '\t') {
-      in_vendor = IsVendorLine(line, &id);  // "C 03  Display controller" ends the vendor section
-      if (in_vendor) vendor_lines_.emplace(id, start);
-    } else if (in_vendor && IsDeviceLine(line, &id)) {
+      if (open != nullptr) open->end = start;
+      open = nullptr;
+      if (IsVendorLine(line, &id)) {  // "C 03  Display controller" ends the vendor section
+        // A vendor listed twice keeps its first block; the second one's devices are still counted.
+        auto [it, fresh] = vendor_blocks_.try_emplace(id, Block{start, text.size()});
+        open = fresh ? &it->second : &duplicate;
+      }
+    } else if (open != nullptr && IsDeviceLine(line, &id)) {
       ++device_count_;
     }
   }
@@ -83,13 +89,10 @@ void PciIdsDatabase::Index() {
 
 PciIdsDatabase PciIdsDatabase::Parse(std::string_view text) {
   PciIdsDatabase db;
-  auto* copy = new std::string(text);
-  db.storage_ = std::shared_ptr<const std::string_view>(new std::string_view(*copy), [copy](const std::string_view* v) {
-    delete v;
-    delete copy;
-  });
-  db.text_ = *db.storage_;
-  db.Index();
+  auto source = std::make_shared<Source>();
+  source->text = std::string(text);
+  db.Index(source->text);
+  db.source_ = std::move(source);
   return db;
 }
 
@@ -99,57 +102,68 @@ absl::StatusOr<PciIdsDatabase> PciIdsDatabase::Load(const std::string& path) {
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return absl::InternalError(absl::StrCat("stat ", path, ": ", std::strerror(errno)));
   PciIdsDatabase db;
-  size_t size = static_cast<size_t>(st.st_size);
-  if (size == 0) return Parse("");
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd->get(), 0);
-  fd->Reset();
-  if (map == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap ", path, ": ", std::strerror(errno)));
-  db.storage_ = std::shared_ptr<const std::string_view>(
-      new std::string_view(static_cast<const char*>(map), size), [map, size](const std::string_view* v) {
-        ::munmap(map, size);
-        delete v;
-      });
-  db.text_ = *db.storage_;
-  db.Index();
-  // Indexing touched every page; let them go (they stay in the page cache) so lookups fault in only the
-  // vendor blocks they read.
-  ::madvise(map, size, MADV_DONTNEED);
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size > 0) {
+    // Mapped only while indexing: lookups read their vendor's block, so no page of the text stays mapped.
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd->get(), 0);
+    if (map == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap ", path, ": ", std::strerror(errno)));
+    db.Index(std::string_view(static_cast<const char*>(map), size));
+    ::munmap(map, size);
+  }
+  auto source = std::make_shared<Source>();
+  source->file = *std::move(fd);
+  db.source_ = std::move(source);
   return db;
 }
 
-std::optional<std::string> PciIdsDatabase::VendorName(uint16_t vendor) const {
-  auto it = vendor_lines_.find(vendor);
-  if (it == vendor_lines_.end()) return std::nullopt;
-  size_t pos = it->second;
-  return std::string(NameAfterId(NextLine(text_, &pos)));
+std::optional<std::string> PciIdsDatabase::ReadBlock(const Block& block) const {
+  if (source_->file.get() < 0) return source_->text.substr(block.begin, block.end - block.begin);
+  std::string out(block.end - block.begin, '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::pread(source_->file.get(), out.data() + done, out.size() - done, static_cast<off_t>(block.begin + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;  // an error, or the file shrank under its open descriptor
+    done += static_cast<size_t>(n);
+  }
+  return out;
 }
 
+std::optional<std::string> PciIdsDatabase::VendorName(uint16_t vendor) const { return Answer(vendor, std::nullopt); }
+
 std::optional<std::string> PciIdsDatabase::DeviceName(uint16_t vendor, uint16_t device) const {
-  const uint32_t key = (static_cast<uint32_t>(vendor) << 16) | device;
+  return Answer(vendor, device);
+}
+
+std::optional<std::string> PciIdsDatabase::Answer(uint16_t vendor, std::optional<uint16_t> device) const {
+  const uint64_t key = device ? (static_cast<uint64_t>(vendor) << 16 | *device) : (uint64_t{1} << 32 | vendor);
   {
     absl::MutexLock lock(&cache_->mu);
     auto hit = cache_->answers.find(key);
     if (hit != cache_->answers.end()) return hit->second;
   }
-  std::optional<std::string> name = LookUpDevice(vendor, device);
+  auto it = vendor_blocks_.find(vendor);
+  if (it == vendor_blocks_.end()) return std::nullopt;
+  std::optional<std::string> block = ReadBlock(it->second);
+  if (!block) return std::nullopt;  // not remembered: a later read may succeed
+  std::optional<std::string> name;
+  size_t pos = 0;
+  std::string_view vendor_line = NextLine(*block, &pos);
+  if (!device) {
+    name = std::string(NameAfterId(vendor_line));
+  } else {
+    while (pos < block->size()) {
+      std::string_view line = NextLine(*block, &pos);
+      uint16_t id;
+      if (IsDeviceLine(line, &id) && id == *device) {
+        name = std::string(NameAfterId(line.substr(1)));
+        break;
+      }
+    }
+  }
   absl::MutexLock lock(&cache_->mu);
   cache_->answers.emplace(key, name);
   return name;
-}
-
-std::optional<std::string> PciIdsDatabase::LookUpDevice(uint16_t vendor, uint16_t device) const {
-  auto it = vendor_lines_.find(vendor);
-  if (it == vendor_lines_.end()) return std::nullopt;
-  size_t pos = it->second;
-  NextLine(text_, &pos);  // the vendor line
-  while (pos < text_.size()) {
-    std::string_view line = NextLine(text_, &pos);
-    if (line.empty() || line[0] == '#') continue;
-    if (line[0] != '\t') break;  // the next vendor or section
-    uint16_t id;
-    if (IsDeviceLine(line, &id) && id == device) return std::string(NameAfterId(line.substr(1)));
-  }
-  return std::nullopt;
 }
 
 }  // namespace liken::discovery

@@ -1,4 +1,11 @@
 // The text parsers: uevent, pci.ids, modules.alias, mountinfo/swaps.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -42,6 +49,45 @@ TEST(PciIdsTest, LoadsTheSystemDatabaseWhenPresent) {
   if (!db.ok()) GTEST_SKIP() << "no system pci.ids";
   EXPECT_GT(db->device_count(), 10000u);
   EXPECT_TRUE(db->VendorName(0x8086).has_value());
+}
+
+TEST(PciIdsTest, LoadedDatabaseReadsTheFileOnDemandAndKeepsNoMapping) {
+  char tmpl[] = "/tmp/liken-pci-ids-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string path = dir + "/pci.ids";
+  std::ofstream(path) << "# list\n8086  Intel Corporation\n\t5917  UHD Graphics 620\n# between\n"
+                         "10de  NVIDIA Corporation\n\t2330  GH100 [H100 SXM5 80GB]\n"
+                         "8086  Intel again\n\t1234  Listed twice\n"
+                         "C 03  Display controller\n\t00  VGA compatible controller\n";
+  auto db = PciIdsDatabase::Load(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ(db->device_count(), 3u);
+  std::ifstream maps("/proc/self/maps");
+  std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find(path), std::string::npos) << "the text is still mapped";
+  // Replaced under the running database: the open file (the indexed version) still answers.
+  std::ofstream(path + ".new") << "10de  Someone else\n";
+  ASSERT_EQ(std::rename((path + ".new").c_str(), path.c_str()), 0);
+  EXPECT_EQ(db->VendorName(0x8086).value_or(""), "Intel Corporation");  // the first listing wins
+  EXPECT_EQ(db->DeviceName(0x8086, 0x5917).value_or(""), "UHD Graphics 620");
+  EXPECT_FALSE(db->DeviceName(0x8086, 0x1234).has_value());
+  EXPECT_EQ(db->VendorName(0x10de).value_or(""), "NVIDIA Corporation");
+  EXPECT_EQ(db->DeviceName(0x10de, 0x2330).value_or(""), "GH100 [H100 SXM5 80GB]");
+  EXPECT_FALSE(db->DeviceName(0x10de, 0x0000).has_value());
+  EXPECT_FALSE(db->VendorName(0x1002).has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PciIdsTest, AFileThatShrankAnswersNothingInsteadOfFailing) {
+  char tmpl[] = "/tmp/liken-pci-ids-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string path = dir + "/pci.ids";
+  std::ofstream(path) << "8086  Intel Corporation\n\t5917  UHD Graphics 620\n";
+  auto db = PciIdsDatabase::Load(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);  // the same file, emptied under its open descriptor
+  EXPECT_FALSE(db->DeviceName(0x8086, 0x5917).has_value());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ModulesAliasTest, MatchesGlobsAndLeavesOutBuiltins) {
