@@ -51,7 +51,8 @@ export LIKEN_KCM_PORT=${LIKEN_KCM_PORT:-20257}
 command -v umockdev-run >/dev/null || { echo "umockdev-run is not installed" >&2; exit 1; }
 command -v jq >/dev/null || { echo "jq is not installed" >&2; exit 1; }
 
-WORK=$(mktemp -d /dev/shm/liken-rss-bench.XXXXXX)
+# Everything in memory, but not under /dev: see make_tmpfs_dir.
+WORK=$(make_tmpfs_dir)
 export LIKEN_CLUSTER_DIR=${LIKEN_CLUSTER_DIR:-$WORK/cluster}
 DIR=$WORK/$NODE
 DRIVER_GROUP=""

@@ -15,12 +15,17 @@ stop_groups() {
   done
 }
 
-# finish_work REPO WORK: brings the control plane down and removes WORK, or keeps it when LIKEN_BENCH_KEEP=1.
+# finish_work REPO WORK: brings the control plane down and removes WORK (unmounting it first when it is a
+# make_tmpfs_dir), or keeps it when LIKEN_BENCH_KEEP=1.
 finish_work() {
   "$1/hack/local-cluster.sh" down >/dev/null 2>&1 || true
   # A second try: a driver still writing while its group shuts down can make the first one find a directory
   # that is not empty.
-  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then log "work directory kept: $2"; else rm -rf "$2" 2>/dev/null || { sleep 1; rm -rf "$2"; }; fi
+  if [ "${LIKEN_BENCH_KEEP:-0}" = 1 ]; then
+    log "work directory kept: $2"
+  else
+    release_tmpfs_dir "$2" 2>/dev/null || { sleep 1; release_tmpfs_dir "$2"; }
+  fi
 }
 
 # wait_until SECONDS COMMAND...: polls every WAIT_POLL_SECONDS until COMMAND succeeds; false on timeout.
