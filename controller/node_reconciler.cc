@@ -18,6 +18,8 @@ informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name
   options.path = informers::ResourceSlicesPath();
   options.field_selector = absl::StrCat("spec.nodeName=", node_name, ",spec.driver=", discovery::kDriverName);
   options.transform = informers::StripManagedFields;
+  // Read once per publishing pass: kept as CBOR (0.75 MB as trees for a 150-device host, 88 kB as CBOR).
+  options.store_encoding = informers::StoreEncoding::kCbor;
   return options;
 }
 

@@ -24,6 +24,7 @@ Informer::Informer(KubeClient* client, Clock* clock, InformerOptions options, Ev
       options_(std::move(options)),
       handler_(handler),
       observer_(observer),
+      store_(options_.store_encoding),
       backoff_(options_.backoff_initial),
       waker_(std::make_unique<ScopedClockWaker>(clock, &mu_)) {}
 

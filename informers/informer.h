@@ -53,6 +53,8 @@ struct InformerOptions {
   // Applied to every object before it is stored (client-go's transform): drop what nobody reads, so
   // memory grows with what the node needs, not with object size. Must keep metadata. May be empty.
   std::function<void(nlohmann::json*)> transform;
+  // How the store keeps the objects (store.h): kCbor for a few large objects read now and then.
+  StoreEncoding store_encoding = StoreEncoding::kTree;
 };
 
 // Keeps a Store in step with the API server: list, then watch from the list's resourceVersion with

@@ -21,7 +21,7 @@ std::string ObjectKey(const nlohmann::json& object) {
 
 void Store::AddIndex(const std::string& name, IndexFunc func) { index_funcs_[name] = std::move(func); }
 
-void Store::IndexLocked(const std::string& key, const ObjectPtr& object, bool add) {
+void Store::IndexLocked(const std::string& key, const nlohmann::json* object, bool add) {
   if (object == nullptr) return;
   for (const auto& [name, func] : index_funcs_) {
     auto& index = indexes_[name];
@@ -36,65 +36,107 @@ void Store::IndexLocked(const std::string& key, const ObjectPtr& object, bool ad
   }
 }
 
+Store::Entry Store::Encode(ObjectPtr object) const {
+  if (encoding_ == StoreEncoding::kTree || object == nullptr) return Entry{std::move(object), nullptr};
+  return Entry{nullptr, std::make_shared<const std::vector<std::uint8_t>>(nlohmann::json::to_cbor(*object))};
+}
+
+ObjectPtr Store::Decode(const Entry& entry) {
+  if (entry.cbor == nullptr) return entry.tree;
+  // Bytes this store wrote with to_cbor: they always parse.
+  nlohmann::json object = nlohmann::json::from_cbor(*entry.cbor, /*strict=*/true, /*allow_exceptions=*/false);
+  if (object.is_discarded()) return nullptr;
+  return std::make_shared<const nlohmann::json>(std::move(object));
+}
+
 ObjectPtr Store::Upsert(ObjectPtr object) {
   std::string key = ObjectKey(*object);
-  absl::MutexLock lock(&mu_);
-  ObjectPtr& slot = objects_[key];
-  ObjectPtr old = slot;
-  IndexLocked(key, old, false);
-  slot = std::move(object);
-  IndexLocked(key, slot, true);
-  return old;
+  Entry fresh = Encode(object);
+  Entry old;
+  {
+    absl::MutexLock lock(&mu_);
+    Entry& slot = objects_[key];
+    old = std::move(slot);
+    if (!index_funcs_.empty()) IndexLocked(key, Decode(old).get(), false);
+    slot = std::move(fresh);
+    IndexLocked(key, object.get(), true);
+  }
+  return Decode(old);
 }
 
 ObjectPtr Store::Remove(const std::string& key) {
-  absl::MutexLock lock(&mu_);
-  auto it = objects_.find(key);
-  if (it == objects_.end()) return nullptr;
-  ObjectPtr old = it->second;
-  IndexLocked(key, old, false);
-  objects_.erase(it);
-  return old;
+  Entry old;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = objects_.find(key);
+    if (it == objects_.end()) return nullptr;
+    old = std::move(it->second);
+    objects_.erase(it);
+    if (!index_funcs_.empty()) IndexLocked(key, Decode(old).get(), false);
+  }
+  return Decode(old);
 }
 
 std::vector<ObjectPtr> Store::Replace(std::vector<ObjectPtr> objects) {
-  std::map<std::string, ObjectPtr> fresh;
-  for (auto& o : objects) fresh[ObjectKey(*o)] = std::move(o);
-  absl::MutexLock lock(&mu_);
-  std::vector<ObjectPtr> dropped;
-  for (auto& [key, obj] : objects_) {
-    if (fresh.count(key) == 0) dropped.push_back(obj);
+  std::map<std::string, ObjectPtr> by_key;
+  for (auto& o : objects) by_key[ObjectKey(*o)] = std::move(o);
+  std::map<std::string, Entry> fresh;
+  for (const auto& [key, o] : by_key) fresh[key] = Encode(o);
+  std::vector<Entry> dropped;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [key, entry] : objects_) {
+      if (fresh.count(key) == 0) dropped.push_back(std::move(entry));
+    }
+    objects_ = std::move(fresh);
+    indexes_.clear();
+    for (const auto& [key, o] : by_key) IndexLocked(key, o.get(), true);
   }
-  objects_ = std::move(fresh);
-  indexes_.clear();
-  for (const auto& [key, obj] : objects_) IndexLocked(key, obj, true);
-  return dropped;
+  std::vector<ObjectPtr> out;
+  out.reserve(dropped.size());
+  for (const auto& entry : dropped) out.push_back(Decode(entry));
+  return out;
 }
 
 ObjectPtr Store::Get(const std::string& key) const {
-  absl::MutexLock lock(&mu_);
-  auto it = objects_.find(key);
-  return it == objects_.end() ? nullptr : it->second;
+  Entry entry;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = objects_.find(key);
+    if (it == objects_.end()) return nullptr;
+    entry = it->second;
+  }
+  return Decode(entry);
 }
 
 std::vector<ObjectPtr> Store::List() const {
-  absl::MutexLock lock(&mu_);
+  std::vector<Entry> entries;
+  {
+    absl::MutexLock lock(&mu_);
+    entries.reserve(objects_.size());
+    for (const auto& [key, entry] : objects_) entries.push_back(entry);
+  }
   std::vector<ObjectPtr> out;
-  out.reserve(objects_.size());
-  for (const auto& [key, obj] : objects_) out.push_back(obj);
+  out.reserve(entries.size());
+  for (const auto& entry : entries) out.push_back(Decode(entry));
   return out;
 }
 
 std::vector<ObjectPtr> Store::ByIndex(const std::string& index, const std::string& value) const {
-  absl::MutexLock lock(&mu_);
-  std::vector<ObjectPtr> out;
-  auto i = indexes_.find(index);
-  if (i == indexes_.end()) return out;
-  auto v = i->second.find(value);
-  if (v == i->second.end()) return out;
-  for (const auto& key : v->second) {
-    if (auto it = objects_.find(key); it != objects_.end()) out.push_back(it->second);
+  std::vector<Entry> entries;
+  {
+    absl::MutexLock lock(&mu_);
+    auto i = indexes_.find(index);
+    if (i == indexes_.end()) return {};
+    auto v = i->second.find(value);
+    if (v == i->second.end()) return {};
+    for (const auto& key : v->second) {
+      if (auto it = objects_.find(key); it != objects_.end()) entries.push_back(it->second);
+    }
   }
+  std::vector<ObjectPtr> out;
+  out.reserve(entries.size());
+  for (const auto& entry : entries) out.push_back(Decode(entry));
   return out;
 }
 
