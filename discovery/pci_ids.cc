@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -116,17 +117,38 @@ absl::StatusOr<PciIdsDatabase> PciIdsDatabase::Load(const std::string& path) {
   return db;
 }
 
-std::optional<std::string> PciIdsDatabase::ReadBlock(const Block& block) const {
-  if (source_->file.get() < 0) return source_->text.substr(block.begin, block.end - block.begin);
-  std::string out(block.end - block.begin, '\0');
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = ::pread(source_->file.get(), out.data() + done, out.size() - done, static_cast<off_t>(block.begin + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;  // an error, or the file shrank under its open descriptor
-    done += static_cast<size_t>(n);
+bool PciIdsDatabase::ScanBlock(const Block& block, const std::function<bool(std::string_view)>& line) const {
+  if (source_->file.get() < 0) {
+    std::string_view text = std::string_view(source_->text).substr(block.begin, block.end - block.begin);
+    for (size_t pos = 0; pos < text.size();) {
+      if (line(NextLine(text, &pos))) return true;
+    }
+    return true;
   }
-  return out;
+  constexpr size_t kChunk = 64 << 10;
+  std::string buffer;  // read and not yet scanned: the start of a line
+  size_t offset = block.begin;
+  while (true) {
+    const size_t want = std::min(kChunk, block.end - offset);
+    const size_t kept = buffer.size();
+    buffer.resize(kept + want);
+    ssize_t n;
+    do {
+      n = ::pread(source_->file.get(), buffer.data() + kept, want, static_cast<off_t>(offset));
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0 && want > 0) return false;  // an error, or the file shrank under its open descriptor
+    buffer.resize(kept + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+    offset += static_cast<size_t>(std::max<ssize_t>(n, 0));
+    const bool last = offset >= block.end;
+    const size_t newline = buffer.rfind('\n');
+    const size_t complete = last ? buffer.size() : (newline == std::string::npos ? 0 : newline + 1);
+    std::string_view lines(buffer.data(), complete);
+    for (size_t pos = 0; pos < lines.size();) {
+      if (line(NextLine(lines, &pos))) return true;
+    }
+    if (last) return true;
+    buffer.erase(0, complete);
+  }
 }
 
 std::optional<std::string> PciIdsDatabase::VendorName(uint16_t vendor) const { return Answer(vendor, std::nullopt); }
@@ -144,23 +166,20 @@ std::optional<std::string> PciIdsDatabase::Answer(uint16_t vendor, std::optional
   }
   auto it = vendor_blocks_.find(vendor);
   if (it == vendor_blocks_.end()) return std::nullopt;
-  std::optional<std::string> block = ReadBlock(it->second);
-  if (!block) return std::nullopt;  // not remembered: a later read may succeed
   std::optional<std::string> name;
-  size_t pos = 0;
-  std::string_view vendor_line = NextLine(*block, &pos);
-  if (!device) {
-    name = std::string(NameAfterId(vendor_line));
-  } else {
-    while (pos < block->size()) {
-      std::string_view line = NextLine(*block, &pos);
-      uint16_t id;
-      if (IsDeviceLine(line, &id) && id == *device) {
-        name = std::string(NameAfterId(line.substr(1)));
-        break;
-      }
+  bool vendor_line = true;
+  const bool read = ScanBlock(it->second, [&](std::string_view line) {
+    if (vendor_line) {  // the block's first line
+      vendor_line = false;
+      if (!device) name = std::string(NameAfterId(line));
+      return !device.has_value();
     }
-  }
+    uint16_t id;
+    if (!IsDeviceLine(line, &id) || id != *device) return false;
+    name = std::string(NameAfterId(line.substr(1)));
+    return true;
+  });
+  if (!read) return std::nullopt;  // not remembered: a later read may succeed
   absl::MutexLock lock(&cache_->mu);
   cache_->answers.emplace(key, name);
   return name;

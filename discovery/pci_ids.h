@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,8 +52,9 @@ class PciIdsDatabase {
   };
 
   void Index(std::string_view text);
-  // The block's bytes; nullopt when the file cannot be read.
-  std::optional<std::string> ReadBlock(const Block& block) const;
+  // Calls `line` with each line of `block` (no '\n') until it returns true. A file is read 64 kB at a time, so a
+  // hit early in a large block (Intel's is 370 kB) reads little of it. False when the file cannot be read.
+  bool ScanBlock(const Block& block, const std::function<bool(std::string_view line)>& line) const;
   // Looks up (vendor << 16 | device), or the vendor's own name when `device` is nullopt; remembers the answer.
   std::optional<std::string> Answer(uint16_t vendor, std::optional<uint16_t> device) const;
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -75,6 +76,40 @@ TEST(PciIdsTest, LoadedDatabaseReadsTheFileOnDemandAndKeepsNoMapping) {
   EXPECT_EQ(db->DeviceName(0x10de, 0x2330).value_or(""), "GH100 [H100 SXM5 80GB]");
   EXPECT_FALSE(db->DeviceName(0x10de, 0x0000).has_value());
   EXPECT_FALSE(db->VendorName(0x1002).has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PciIdsTest, LooksUpAcrossTheChunksOfALargeVendorBlock) {
+  char tmpl[] = "/tmp/liken-pci-ids-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string path = dir + "/pci.ids";
+  std::vector<int> straddling;  // devices whose line crosses a 64 kB boundary of the file (the block starts at 0)
+  {
+    std::ofstream out(path);
+    std::string text = "8086  Intel Corporation\n";
+    for (int id = 0; id < 0x1800; ++id) {  // ~290 kB: five 64 kB reads
+      char line[64];
+      std::snprintf(line, sizeof(line), "\t%04x  Device number %d with a longer name\n", id, id);
+      const size_t begin = text.size();
+      text += line;
+      if (begin / 65536 != (text.size() - 1) / 65536) straddling.push_back(id);
+    }
+    out << text << "10de  NVIDIA Corporation\n\t2330  GH100\n";
+  }
+  ASSERT_EQ(straddling.size(), 4u);
+  auto db = PciIdsDatabase::Load(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ(db->device_count(), 0x1801u);
+  std::vector<int> ids = {0, 1, 0x17ff};
+  for (int id : straddling) ids.insert(ids.end(), {id - 1, id, id + 1});
+  for (int id : ids) {
+    EXPECT_EQ(db->DeviceName(0x8086, static_cast<uint16_t>(id)).value_or(""),
+              "Device number " + std::to_string(id) + " with a longer name")
+        << id;
+  }
+  EXPECT_FALSE(db->DeviceName(0x8086, 0x1800).has_value());
+  EXPECT_EQ(db->DeviceName(0x10de, 0x2330).value_or(""), "GH100");
+  EXPECT_EQ(db->VendorName(0x8086).value_or(""), "Intel Corporation");
   std::filesystem::remove_all(dir);
 }
 
