@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "common/files.h"
+#include "test/informers/temp_files.h"
 #include "test/informers/test_pki.h"
 
 namespace liken::informers {
@@ -20,18 +21,11 @@ using liken::testing::MakeTestCa;
 using liken::testing::MakeTestLeaf;
 using liken::testing::TestKeyPair;
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/liken-credentials-XXXXXX";
-  return ::mkdtemp(tmpl);
-}
+std::string TempDir() { return liken::testing::MakeTempDir("liken-credentials"); }
 
-void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::trunc) << text; }
+void WriteFile(const std::string& path, const std::string& text) { liken::testing::WriteTextFile(path, text); }
 
-// Gives `path` a modification time no earlier write can have had (whatever the clock's granularity).
-void SetMtime(const std::string& path, time_t seconds) {
-  struct timespec times[2] = {{0, UTIME_NOW}, {seconds, 0}};
-  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
-}
+using liken::testing::SetMtime;
 
 // The certificates every test uses, made once (key generation is the slow part).
 struct Pki {

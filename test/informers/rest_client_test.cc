@@ -1,4 +1,5 @@
 #include "informers/rest_client.h"
+#include "test/informers/temp_files.h"
 #include "test/informers/test_certificate.h"
 
 #include <fcntl.h>
@@ -25,12 +26,9 @@ using liken::testing::FakeClock;
 using liken::testing::HttpRequest;
 using liken::testing::HttpResponder;
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/liken-informers-XXXXXX";
-  return ::mkdtemp(tmpl);
-}
+std::string TempDir() { return liken::testing::MakeTempDir("liken-informers"); }
 
-void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void WriteFile(const std::string& path, const std::string& text) { liken::testing::WriteTextFile(path, text); }
 
 // A self-signed test certificate with its key, and a key of another pair (made for these tests only).
 using ::liken::testing::kTestCertPem;
@@ -96,8 +94,7 @@ TEST_F(RestClientTest, RereadsARotatedTokenFile) {
   ASSERT_TRUE(client->Get(NodePath("n1")).ok());
   EXPECT_EQ(server_.Requests().back().headers["authorization"], "Bearer first");
   WriteFile(dir + "/token", "second\n");
-  struct timespec times[2] = {{0, UTIME_NOW}, {12345, 0}};  // a different mtime, whatever the clock
-  ::utimensat(AT_FDCWD, (dir + "/token").c_str(), times, 0);
+  liken::testing::SetMtime(dir + "/token", 12345);  // a different mtime, whatever the clock
   ASSERT_TRUE(client->Get(NodePath("n1")).ok());
   EXPECT_EQ(server_.Requests().back().headers["authorization"], "Bearer second");
 }
@@ -110,9 +107,8 @@ TEST_F(RestClientTest, RereadsATokenSwappedInByItsDataSymlink) {
   ASSERT_EQ(::mkdir((dir + "/..v2").c_str(), 0755), 0);
   WriteFile(dir + "/..v1/token", "first\n");
   WriteFile(dir + "/..v2/token", "other\n");
-  struct timespec times[2] = {{0, UTIME_NOW}, {5000, 0}};
-  ASSERT_EQ(::utimensat(AT_FDCWD, (dir + "/..v1/token").c_str(), times, 0), 0);
-  ASSERT_EQ(::utimensat(AT_FDCWD, (dir + "/..v2/token").c_str(), times, 0), 0);
+  liken::testing::SetMtime(dir + "/..v1/token", 5000);
+  liken::testing::SetMtime(dir + "/..v2/token", 5000);
   ASSERT_EQ(::symlink("..v1", (dir + "/..data").c_str()), 0);
   ASSERT_EQ(::symlink("..data/token", (dir + "/token").c_str()), 0);
   KubeConfig config;

@@ -12,6 +12,7 @@
 #include "informers/kube_config.h"
 #include "informers/rest_client.h"
 #include "test/common/fake_clock.h"
+#include "test/informers/temp_files.h"
 #include "test/informers/fake_tls_server.h"
 #include "test/informers/test_pki.h"
 
@@ -24,12 +25,9 @@ using liken::testing::MakeTestCa;
 using liken::testing::MakeTestLeaf;
 using liken::testing::TestKeyPair;
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/liken-tls-XXXXXX";
-  return ::mkdtemp(tmpl);
-}
+std::string TempDir() { return liken::testing::MakeTempDir("liken-tls"); }
 
-void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::trunc) << text; }
+void WriteFile(const std::string& path, const std::string& text) { liken::testing::WriteTextFile(path, text); }
 
 // A kubelet-style volume in `dir`: each name a link through `..data` to the current version's directory.
 class ProjectedVolume {
