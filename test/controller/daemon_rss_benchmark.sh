@@ -14,9 +14,9 @@
 #   "slices published" log line), in ms;
 #   the API server's requests while idle (its own /metrics, apiserver_request_total, WATCH excluded), by kind.
 # Baselines in the same run: a bare `liken-dra healthcheck --help` (max RSS: the binary and its shared
-# libraries); the design card's two large libraries each alone, linked as the product is
-# (build/test/controller/liken_library_floor: a gRPC server with the daemon's options, idle; the daemon's API client
-# after one GET over TLS, idle); the same driver idle right after start (slice published, no claims), and the API
+# libraries); the design card's two large libraries, linked as the product is (build/test/controller/
+# liken_library_floor: its bare binary; a gRPC server with the daemon's options, idle; the daemon's API client after
+# one GET over TLS, idle; both in one process); the same driver idle right after start (slice published, no claims), and the API
 # server's request count over the same window before the driver started (the control plane's own traffic).
 #
 #   test/controller/daemon_rss_benchmark.sh
@@ -165,14 +165,19 @@ echo "liken-dra daemon footprint: $(basename "$RECORDING") (${#DEVICES[@]} devic
   "pods=$PODS, idle window ${IDLE_SECONDS}s"
 /usr/bin/time -f '%M' -o "$WORK/bare.kb" "$DRA" healthcheck --help >/dev/null
 printf '%-44s maxRSS=%s\n' "baseline: liken-dra healthcheck --help" "$(mb "$(cat "$WORK/bare.kb")")"
-floor_line() { # LABEL MODE ARG: one liken_library_floor figure line in MB
-  "$FLOOR" "$2" "$3" | awk -v l="$1" '{
+floor_line() { # LABEL MODE [ARG...]: one liken_library_floor figure line in MB
+  local label=$1
+  shift
+  "$FLOOR" "$@" | awk -v l="$label" '{
     for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
     printf "%-44s VmRSS=%.1f MB (anon %.1f MB, file %.1f MB)  threads=%s\n", l, v["VmRSS"] / 1024, v["RssAnon"] / 1024, v["RssFile"] / 1024, v["Threads"] }'
 }
 if [ -x "$FLOOR" ]; then
+  floor_line "baseline: the libraries' binary, bare" bare
   floor_line "baseline: a gRPC server alone" grpc-server "$WORK/floor.sock"
+  rm -f "$WORK/floor.sock"
   floor_line "baseline: the API client alone, after a GET" http-client "$LIKEN_CLUSTER_DIR/driver.kubeconfig"
+  floor_line "baseline: both in one process" both "$WORK/floor.sock" "$LIKEN_CLUSTER_DIR/driver.kubeconfig"
 fi
 printf '%-44s API server: %s over %ds\n' "baseline: the control plane alone" "$API_BASELINE" "$IDLE_SECONDS"
 startup_line

@@ -1,12 +1,15 @@
 // Baselines for the daemon's footprint: what the two large libraries of the design card cost in a process of
 // their own, linked as the product binary links them. Prints figures; asserts nothing.
 //
+//   liken_library_floor bare                 nothing but this binary and its libraries loaded
 //   liken_library_floor grpc-server SOCKET   a gRPC server with the daemon's sync-server options serving the DRA
 //                                            v1 service (every method unimplemented) and gRPC's own health
 //                                            service on a unix socket, idle
 //   liken_library_floor http-client KUBECONFIG
 //                                            the daemon's API client (cpprestsdk over TLS, the kubeconfig's CA
 //                                            and credentials, two I/O threads) after one GET /version, idle
+//   liken_library_floor both SOCKET KUBECONFIG
+//                                            the two together in one process
 //
 // After the work, it waits --settle-seconds (default 3), then prints one line of /proc/self/status figures.
 #include <malloc.h>
@@ -30,34 +33,40 @@
 
 namespace {
 
-// "VmRSS=… RssAnon=… RssFile=… Threads=…" from /proc/self/status.
+// "VmRSS=… RssAnon=… RssFile=… Threads=…" from /proc/self/status (in its order).
 std::string StatusFigures() {
   std::ifstream status("/proc/self/status");
   std::string line, out;
-  for (const char* key : {"VmRSS:", "RssAnon:", "RssFile:", "Threads:"}) {
-    status.clear();
-    status.seekg(0);
-    while (std::getline(status, line)) {
-      if (line.rfind(key, 0) != 0) continue;
-      std::string value = line.substr(line.find_first_not_of(" \t", std::string(key).size()));
-      out += std::string(key, std::string(key).size() - 1) + "=" + value + " ";
+  while (std::getline(status, line)) {
+    for (const std::string key : {"VmRSS", "RssAnon", "RssFile", "Threads"}) {
+      if (line.rfind(key + ":", 0) != 0) continue;
+      out += key + "=" + line.substr(line.find_first_not_of(" \t", key.size() + 1)) + " ";
     }
   }
   return out;
 }
 
 int Usage() {
-  std::fputs("usage: liken_library_floor grpc-server SOCKET | http-client KUBECONFIG [--settle-seconds N]\n", stderr);
+  std::fputs(
+      "usage: liken_library_floor bare | grpc-server SOCKET | http-client KUBECONFIG | both SOCKET KUBECONFIG"
+      " [--settle-seconds N]\n",
+      stderr);
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) return Usage();
+  if (argc < 2) return Usage();
   const std::string mode = argv[1];
-  int settle = 3;
-  if (argc == 5 && std::string(argv[3]) == "--settle-seconds") settle = std::atoi(argv[4]);
+  const int operands = mode == "bare" ? 0 : mode == "both" ? 2 : 1;
+  if (mode != "bare" && mode != "grpc-server" && mode != "http-client" && mode != "both") return Usage();
+  if (argc != 2 + operands && !(argc == 4 + operands && std::string(argv[2 + operands]) == "--settle-seconds")) {
+    return Usage();
+  }
+  const int settle = argc == 4 + operands ? std::atoi(argv[3 + operands]) : 3;
+  const char* socket = mode == "grpc-server" || mode == "both" ? argv[2] : nullptr;
+  const char* kubeconfig = mode == "http-client" ? argv[2] : mode == "both" ? argv[3] : nullptr;
   ::mallopt(M_ARENA_MAX, 2);  // as the daemon does
 
   k8s::io::kubelet::pkg::apis::dra::v1::DRAPlugin::Service dra;  // a sync service, as the daemon serves
@@ -65,10 +74,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<liken::Clock> clock;
   std::unique_ptr<liken::informers::KubeClient> client;
   std::stop_source stop;
-  if (mode == "grpc-server") {
+  if (socket != nullptr) {
     grpc::EnableDefaultHealthCheckService(true);
     grpc::ServerBuilder builder;
-    builder.AddListeningPort(std::string("unix://") + argv[2], grpc::InsecureServerCredentials());
+    builder.AddListeningPort(std::string("unix://") + socket, grpc::InsecureServerCredentials());
     builder.RegisterService(&dra);
     builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
     builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
@@ -76,11 +85,12 @@ int main(int argc, char** argv) {
     builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 60 * 1000);
     server = builder.BuildAndStart();
     if (server == nullptr) {
-      std::fprintf(stderr, "liken_library_floor: cannot serve on %s\n", argv[2]);
+      std::fprintf(stderr, "liken_library_floor: cannot serve on %s\n", socket);
       return 1;
     }
-  } else if (mode == "http-client") {
-    auto config = liken::informers::LoadKubeconfig(argv[2]);
+  }
+  if (kubeconfig != nullptr) {
+    auto config = liken::informers::LoadKubeconfig(kubeconfig);
     if (!config.ok()) {
       std::fprintf(stderr, "liken_library_floor: %s\n", config.status().ToString().c_str());
       return 1;
@@ -98,8 +108,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "liken_library_floor: GET /version: %s\n", version.status().ToString().c_str());
       return 1;
     }
-  } else {
-    return Usage();
   }
   std::this_thread::sleep_for(std::chrono::seconds(settle));
   ::malloc_trim(0);
