@@ -1,7 +1,7 @@
 // The contract's rules (../shared/spec/liken-devices.md): which units a node publishes, under which
 // names, split into which devices. Each rule is one named function; the scan (sysfs_scanner.cc) only
 // reads facts (unit_facts.h, delivery_walk.h, storage_roles.h) and calls them.
-// README.md ("Where each rule lives") maps each section of the contract to its function here (or in
+// docs/layout.md ("Where each rule lives") maps each section of the contract to its function here (or in
 // the file named for it) and to the test that states it.
 #pragma once
 
