@@ -16,15 +16,18 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/termination_signal.h"
+#include "common/atomic_file.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "controller/claim_status_controller.h"
 #include "controller/claim_status_metrics.h"
+#include "controller/cluster_features.h"
 #include "controller/metrics.h"
 #include "controller/node_reconciler.h"
 #include "controller/triggers.h"
@@ -183,9 +186,33 @@ int RunCommand(int argc, char** argv) {
     claims.Stop();
     return 1;
   }
+  // What the cluster serves: logged once, gauges, and a state file for `liken-dra report` in the plugin's
+  // directory (removed at a clean stop). A failed probe is logged; the first slice write tells the rest.
+  std::string state_dir;
+  if (auto paths = kubelet::ComputeSocketPaths(plugin_options.kubelet_root, discovery::kDriverName, "");
+      paths.ok()) {
+    state_dir = paths->plugin_dir;
+  }
+  absl::Mutex state_mu;
+  controller::ClusterFeatures* cluster_ref = nullptr;  // set before any change can be reported
+  controller::ClusterFeatures cluster([&](const std::string& feature, const controller::FeatureState& state) {
+    metrics.OnClusterFeature(feature, state.served);
+    if (cluster_ref == nullptr || state_dir.empty()) return;
+    absl::MutexLock lock(&state_mu);
+    if (absl::Status s = WriteFileAtomically(state_dir, "cluster.json", cluster_ref->ToJson().dump() + "\n",
+                                             Durability::kUnsynced);
+        !s.ok()) {
+      LogWarning("cannot write the cluster state file for `liken-dra report`", {{"error", s.ToString()}});
+    }
+  });
+  cluster_ref = &cluster;
+  if (!shutdown.get_token().stop_requested()) {
+    (void)controller::ProbeClusterFeatures(client->get(), node, discovery::kDriverName, &cluster);
+  }
   controller::NodeReconcilerOptions reconcile_options;
   reconcile_options.node_name = node;
   reconcile_options.resync_period = resync;
+  reconcile_options.features = &cluster;
   controller::NodeReconciler reconcile(reconcile_options, client->get(), clock.get(), scanner.get(), &plugin,
                                        std::move(uevents), &metrics, shutdown.get_token());
   if (reconcile.Start()) LogInfo("running", {{"node", node}});
@@ -213,6 +240,7 @@ int RunCommand(int argc, char** argv) {
   claims.Stop();
   plugin_stopper.join();
   metrics_stopper.join();
+  if (!state_dir.empty()) ::unlink((state_dir + "/cluster.json").c_str());
   LogInfo("stopped");
   return 0;
 }
