@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -187,27 +188,38 @@ int RunCommand(int argc, char** argv) {
     return 1;
   }
   // What the cluster serves: logged once, gauges, and a state file for `liken-dra report` in the plugin's
-  // directory (removed at a clean stop). A failed probe is logged; the first slice write tells the rest.
+  // directory (removed at a clean stop). The probe runs beside the start-up on a client of its own, so a server
+  // that does not answer delays nothing and SIGTERM ends it; until it answers, the slice diff leaves
+  // allowMultipleAllocations alone (ClusterFeatures::SharingMayBeDropped) and its answer asks for a pass.
   std::string state_dir;
   if (auto paths = kubelet::ComputeSocketPaths(plugin_options.kubelet_root, discovery::kDriverName, "");
       paths.ok()) {
     state_dir = paths->plugin_dir;
   }
   absl::Mutex state_mu;
-  controller::ClusterFeatures* cluster_ref = nullptr;  // set before any change can be reported
+  std::atomic<controller::ClusterFeatures*> cluster_ref{nullptr};
+  std::atomic<controller::NodeReconciler*> reconcile_ref{nullptr};
   controller::ClusterFeatures cluster([&](const std::string& feature, const controller::FeatureState& state) {
     metrics.OnClusterFeature(feature, state.served);
-    if (cluster_ref == nullptr || state_dir.empty()) return;
+    if (feature == controller::kFeatureRenderSharing) {
+      if (controller::NodeReconciler* r = reconcile_ref.load(); r != nullptr) r->Enqueue();
+    }
+    controller::ClusterFeatures* features = cluster_ref.load();
+    if (features == nullptr || state_dir.empty()) return;
     absl::MutexLock lock(&state_mu);
-    if (absl::Status s = WriteFileAtomically(state_dir, "cluster.json", cluster_ref->ToJson().dump() + "\n",
+    if (absl::Status s = WriteFileAtomically(state_dir, "cluster.json", features->ToJson().dump() + "\n",
                                              Durability::kUnsynced);
         !s.ok()) {
       LogWarning("cannot write the cluster state file for `liken-dra report`", {{"error", s.ToString()}});
     }
   });
   cluster_ref = &cluster;
-  if (!shutdown.get_token().stop_requested()) {
-    (void)controller::ProbeClusterFeatures(client->get(), node, discovery::kDriverName, &cluster);
+  std::stop_source probe_stop;
+  std::jthread probe;
+  if (auto probe_client = informers::NewRestClient(*config, clock.get(), probe_stop.get_token()); probe_client.ok()) {
+    probe = std::jthread([&cluster, &node, client = *std::move(probe_client)] {
+      (void)controller::ProbeClusterFeatures(client.get(), node, discovery::kDriverName, &cluster);
+    });
   }
   controller::NodeReconcilerOptions reconcile_options;
   reconcile_options.node_name = node;
@@ -215,8 +227,11 @@ int RunCommand(int argc, char** argv) {
   reconcile_options.features = &cluster;
   controller::NodeReconciler reconcile(reconcile_options, client->get(), clock.get(), scanner.get(), &plugin,
                                        std::move(uevents), &metrics, shutdown.get_token());
+  reconcile_ref = &reconcile;
   if (reconcile.Start()) LogInfo("running", {{"node", node}});
   termination.Wait();
+  probe_stop.request_stop();  // a probe still waiting on the API server ends now
+  if (probe.joinable()) probe.join();
 
   // Shutdown, within a few seconds whatever the API server does. The plugin refuses new gRPC calls at once
   // and gives those in flight the grace; meanwhile the background work stops. Then every API request still

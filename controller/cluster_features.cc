@@ -152,6 +152,11 @@ bool ClusterFeatures::DropsAllowMultipleAllocations() const {
   return s.source == FeatureSource::kObserved && !s.served;
 }
 
+bool ClusterFeatures::SharingMayBeDropped() const {
+  absl::MutexLock lock(&mu_);
+  return !features_.at(kFeatureRenderSharing).served;
+}
+
 FeatureState ClusterFeatures::Get(std::string_view feature) const {
   absl::MutexLock lock(&mu_);
   auto it = features_.find(std::string(feature));

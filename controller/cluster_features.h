@@ -71,8 +71,13 @@ class ClusterFeatures {
   // once. Objects that carry no such device tell nothing. Thread-safe.
   void ObserveSliceWrite(const nlohmann::json& sent, const nlohmann::json& stored);
 
-  // True when the server is known to drop allowMultipleAllocations: the slice diff ignores the field. Thread-safe.
+  // True when the server was seen dropping allowMultipleAllocations. Thread-safe.
   bool DropsAllowMultipleAllocations() const;
+
+  // True unless render sharing is known to be served: the slice diff then ignores allowMultipleAllocations (a
+  // write for it alone would be dropped again, or is deferred until the start-up probe has answered; the change
+  // callback asks for the pass that adds it). Thread-safe.
+  bool SharingMayBeDropped() const;
 
   // The state of `feature` (kUnknown for a name not tracked). Thread-safe.
   FeatureState Get(std::string_view feature) const;

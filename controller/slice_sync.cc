@@ -113,7 +113,7 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
   if (absl::Status s = EnsureNodeUid(); !s.ok()) return s;
 
   SlicePlanContext context{driver_, node_name_, apis::OwnerReference{"v1", "Node", node_name_, node_uid_, true}};
-  context.server_drops_sharing = features_ != nullptr && features_->DropsAllowMultipleAllocations();
+  context.server_drops_sharing = features_ != nullptr && features_->SharingMayBeDropped();
   SlicePlan plan = PlanSlices(context, *std::move(desired), current, writes_, published_, pools_deleted_behind);
   return Apply(std::move(plan), &context);
 }

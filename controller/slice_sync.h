@@ -61,7 +61,8 @@ class SliceSync {
   void RecheckOwner();
 
   // Tells each write's outcome to `features` (may be null; must outlive the sync) and ignores
-  // allowMultipleAllocations in the diff once it says the server drops it. Call before the first Sync.
+  // allowMultipleAllocations in the diff unless it says the server keeps it (ClusterFeatures::SharingMayBeDropped).
+  // Call before the first Sync.
   void SetClusterFeatures(ClusterFeatures* features) { features_ = features; }
 
  private:

@@ -67,6 +67,9 @@ TEST(ClusterFeaturesTest, ReleaseDefaultsBeforeAnythingIsObserved) {
   });
   newer.SetVersion({"v1.36.3", 1, 36});
   EXPECT_EQ(changes, (std::vector<std::string>{"render_sharing=1", "node_scoped_claim_status=1", "pod_health=1"}));
+  EXPECT_FALSE(newer.SharingMayBeDropped());
+  EXPECT_TRUE(features.SharingMayBeDropped());
+  EXPECT_TRUE(ClusterFeatures().SharingMayBeDropped()) << "unknown until the probe answers";
 }
 
 TEST(ClusterFeaturesTest, WhatTheServerKeptOverridesTheRelease) {

@@ -285,6 +285,37 @@ TEST_F(SliceSyncTest, RestartOnAServerDroppingSharingWritesNothingOnceTheDropIsK
   EXPECT_EQ(client_.Writes()[0].body["spec"]["devices"][0]["allowMultipleAllocations"], true);
 }
 
+// Until the start-up probe has answered, a slice that lacks only allowMultipleAllocations is left alone (on an old
+// release the write would be dropped again); once the server is known to keep the field, the next pass adds it
+// (a cluster upgraded from 1.35 to 1.36 under a running driver).
+TEST_F(SliceSyncTest, SharingAloneIsWrittenOnlyOnceTheServerIsKnownToKeepIt) {
+  client_.SetMutator([](nlohmann::json* obj) {
+    for (auto& d : (*obj)["spec"]["devices"]) d.erase("allowMultipleAllocations");
+  });
+  devices_[0].allow_multiple_allocations = true;
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  client_.SetMutator(nullptr);  // the upgraded server keeps the field
+  auto desired = [this]() -> absl::StatusOr<std::vector<apis::ResourceSlice>> { return Layout(devices_); };
+  ClusterFeatures features;
+  ASSERT_TRUE(features.SharingMayBeDropped());
+  SliceSync restarted(kNode, kDriver, &client_, &cache_, desired);
+  restarted.SetClusterFeatures(&features);
+  client_.ClearRequests();
+  ASSERT_TRUE(restarted.Sync().ok());
+  CatchUp();
+  EXPECT_TRUE(client_.Writes().empty()) << "nothing is known yet";
+  nlohmann::json kept = {{"spec", {{"devices", {{{"name", "probe"}, {"allowMultipleAllocations", true}}}}}}};
+  features.ObserveSliceWrite(kept, kept);
+  ASSERT_FALSE(features.SharingMayBeDropped());
+  ASSERT_TRUE(restarted.Sync().ok());
+  CatchUp();
+  ASSERT_EQ(client_.Writes().size(), 1u);
+  EXPECT_EQ(Slice("node-a-liken.sh")["spec"]["devices"][0]["allowMultipleAllocations"], true);
+  client_.ClearRequests();
+  ASSERT_TRUE(restarted.Sync().ok());
+  EXPECT_TRUE(client_.Writes().empty());
+}
+
 // The slice sync tells ClusterFeatures what the server kept of each write.
 TEST_F(SliceSyncTest, WritesTellClusterFeaturesWhetherSharingIsKept) {
   ClusterFeatures features;
