@@ -95,7 +95,7 @@ constexpr FlagSpec kNoUevents = {"no-uevents", "", "", "", "", Kind::kSwitch,
 
 // Each command's own flags, in usage order (the discovery flags follow where `discovery` is set).
 constexpr const FlagSpec* kScanFlags[] = {&kNodeName, &kScanOutput, &kVerbosity, &kHelp};
-constexpr const FlagSpec* kReportFlags[] = {&kReportOutput, &kVerbosity, &kHelp};
+constexpr const FlagSpec* kReportFlags[] = {&kReportOutput, &kKubeletRoot, &kVerbosity, &kHelp};
 constexpr const FlagSpec* kRunOwnFlags[] = {&kNodeName,   &kKubeconfig, &kContext,  &kServiceAccountDir,
                                             &kMetricsAddress, &kResyncPeriod, &kKubeletRoot, &kCdiRoot,
                                             &kMetadataRoot, &kPodUid,     &kKubeApiQps, &kKubeApiBurst, &kNoUevents,

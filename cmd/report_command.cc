@@ -1,8 +1,12 @@
-// `liken-dra report [-o text|json]`: the machine's hardware report.
+// `liken-dra report [-o text|json]`: the machine's hardware report, and what the cluster serves when the daemon
+// runs on this node (its state file <kubelet-root>/plugins/liken.sh/cluster.json).
 #include <cstdio>
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "common/files.h"
+#include "controller/cluster_features.h"
+#include "discovery/inventory.h"
 #include "discovery/report_format.h"
 
 namespace liken::cmd {
@@ -24,8 +28,22 @@ int ReportCommand(int argc, char** argv) {
     std::fprintf(stderr, "liken-dra report: %s\n", std::string(inventory.status().message()).c_str());
     return 1;
   }
-  std::string out = format == "json" ? discovery::ReportToJson(*inventory).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                                     : discovery::ReportToText(*inventory);
+  // The running daemon's view of the cluster (absent when no daemon runs here or it has not reached the API yet).
+  nlohmann::json cluster;
+  const std::string state = flags->Get("kubelet-root") + "/plugins/" + discovery::kDriverName + "/cluster.json";
+  if (auto text = ReadFileToString(state); text.ok()) {
+    cluster = nlohmann::json::parse(*text, nullptr, false);
+    if (cluster.is_discarded()) cluster = nullptr;
+  }
+  std::string out;
+  if (format == "json") {
+    nlohmann::json j = discovery::ReportToJson(*inventory);
+    if (!cluster.is_null()) j["cluster"] = cluster;
+    out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  } else {
+    out = discovery::ReportToText(*inventory);
+    if (!cluster.is_null()) out += "\n" + controller::ClusterFeaturesToText(cluster);
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,15 +17,18 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/termination_signal.h"
+#include "common/atomic_file.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "controller/claim_status_controller.h"
 #include "controller/claim_status_metrics.h"
+#include "controller/cluster_features.h"
 #include "controller/metrics.h"
 #include "controller/node_reconciler.h"
 #include "controller/triggers.h"
@@ -183,13 +187,51 @@ int RunCommand(int argc, char** argv) {
     claims.Stop();
     return 1;
   }
+  // What the cluster serves: logged once, gauges, and a state file for `liken-dra report` in the plugin's
+  // directory (removed at a clean stop). The probe runs beside the start-up on a client of its own, so a server
+  // that does not answer delays nothing and SIGTERM ends it; until it answers, the slice diff leaves
+  // allowMultipleAllocations alone (ClusterFeatures::SharingMayBeDropped) and its answer asks for a pass.
+  std::string state_dir;
+  if (auto paths = kubelet::ComputeSocketPaths(plugin_options.kubelet_root, discovery::kDriverName, "");
+      paths.ok()) {
+    state_dir = paths->plugin_dir;
+  }
+  absl::Mutex state_mu;
+  std::atomic<controller::ClusterFeatures*> cluster_ref{nullptr};
+  std::atomic<controller::NodeReconciler*> reconcile_ref{nullptr};
+  controller::ClusterFeatures cluster([&](const std::string& feature, const controller::FeatureState& state) {
+    metrics.OnClusterFeature(feature, state.served);
+    if (feature == controller::kFeatureRenderSharing) {
+      if (controller::NodeReconciler* r = reconcile_ref.load(); r != nullptr) r->Enqueue();
+    }
+    controller::ClusterFeatures* features = cluster_ref.load();
+    if (features == nullptr || state_dir.empty()) return;
+    absl::MutexLock lock(&state_mu);
+    if (absl::Status s = WriteFileAtomically(state_dir, "cluster.json", features->ToJson().dump() + "\n",
+                                             Durability::kUnsynced);
+        !s.ok()) {
+      LogWarning("cannot write the cluster state file for `liken-dra report`", {{"error", s.ToString()}});
+    }
+  });
+  cluster_ref = &cluster;
+  std::stop_source probe_stop;
+  std::jthread probe;
+  if (auto probe_client = informers::NewRestClient(*config, clock.get(), probe_stop.get_token()); probe_client.ok()) {
+    probe = std::jthread([&cluster, &node, client = *std::move(probe_client)] {
+      (void)controller::ProbeClusterFeatures(client.get(), node, discovery::kDriverName, &cluster);
+    });
+  }
   controller::NodeReconcilerOptions reconcile_options;
   reconcile_options.node_name = node;
   reconcile_options.resync_period = resync;
+  reconcile_options.features = &cluster;
   controller::NodeReconciler reconcile(reconcile_options, client->get(), clock.get(), scanner.get(), &plugin,
                                        std::move(uevents), &metrics, shutdown.get_token());
+  reconcile_ref = &reconcile;
   if (reconcile.Start()) LogInfo("running", {{"node", node}});
   termination.Wait();
+  probe_stop.request_stop();  // a probe still waiting on the API server ends now
+  if (probe.joinable()) probe.join();
 
   // Shutdown, within a few seconds whatever the API server does. The plugin refuses new gRPC calls at once
   // and gives those in flight the grace; meanwhile the background work stops. Then every API request still
@@ -213,6 +255,7 @@ int RunCommand(int argc, char** argv) {
   claims.Stop();
   plugin_stopper.join();
   metrics_stopper.join();
+  if (!state_dir.empty()) ::unlink((state_dir + "/cluster.json").c_str());
   LogInfo("stopped");
   return 0;
 }

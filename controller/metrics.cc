@@ -89,6 +89,13 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   claim_get_fallbacks_ = counter("liken_claim_get_fallbacks_total",
                                  "ResourceClaims a prepare read from the API server because the node's claim cache lacked them.");
   registered_ = gauge("liken_kubelet_registered", "1 when the kubelet accepted the plugin's registration.");
+  auto& features = prometheus::BuildGauge()
+                       .Name("liken_cluster_feature_served")
+                       .Help("1 when the API server serves the feature (render_sharing: allowMultipleAllocations kept; "
+                             "node_scoped_claim_status: associated-node verbs checked; pod_health: "
+                             "ResourceHealthStatus); 0 when it does not or it is not known yet.")
+                       .Register(r);
+  for (const auto& name : ClusterFeatureNames()) cluster_features_[name] = &features.Add({{"feature", name}});
 }
 
 std::string Metrics::Render() const {
@@ -136,6 +143,10 @@ void Metrics::OnClaimGetFallback() { claim_get_fallbacks_->Increment(); }
 void Metrics::OnPreparedClaims(size_t count) { prepared_claims_->Set(static_cast<double>(count)); }
 void Metrics::OnRegistration(bool registered, absl::string_view) { registered_->Set(registered ? 1 : 0); }
 void Metrics::OnSpecsRefreshed(int count) { cdi_refreshes_->Increment(count); }
+void Metrics::OnClusterFeature(const std::string& feature, bool served) {
+  auto it = cluster_features_.find(feature);
+  if (it != cluster_features_.end()) it->second->Set(served ? 1 : 0);
+}
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> StartMetricsServer(const std::string& address,
                                                                   std::shared_ptr<prometheus::Registry> registry) {

@@ -1,6 +1,7 @@
 // The daemon's Prometheus metrics: every series exists (at zero) from start-up.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/workqueue.h"
+#include "controller/cluster_features.h"
 #include "controller/slice_sync.h"
 #include "controller/triggers.h"
 #include "informers/informer.h"
@@ -57,6 +59,9 @@ class Metrics final : public WorkQueueObserver,
   void OnPreparedClaims(size_t count);
   void OnRegistration(bool registered, absl::string_view error);
   void OnSpecsRefreshed(int count);
+  // A cluster feature's state (ClusterFeatures' change callback); names not in ClusterFeatureNames are ignored.
+  // Thread-safe.
+  void OnClusterFeature(const std::string& feature, bool served);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -82,6 +87,7 @@ class Metrics final : public WorkQueueObserver,
   prometheus::Counter* rebind_failures_;
   prometheus::Counter* claim_get_fallbacks_;
   prometheus::Gauge* registered_;
+  std::map<std::string, prometheus::Gauge*> cluster_features_;  // by feature; filled in the constructor only
 };
 
 // Serves `registry` at http://<address>/metrics. `address` is "host:port" or ":port"; empty returns

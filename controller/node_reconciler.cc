@@ -39,7 +39,9 @@ NodeReconciler::NodeReconciler(NodeReconcilerOptions options, informers::KubeCli
       coalescer_(clock, options_.uevent_quiet, options_.uevent_max_delay, [this] { controller_.Enqueue(); }),
       uevents_(uevents != nullptr ? std::make_unique<UeventListener>(std::move(uevents), &coalescer_, metrics)
                                   : nullptr),
-      stop_slices_(shutdown_, [this] { slices_.Stop(); }) {}
+      stop_slices_(shutdown_, [this] { slices_.Stop(); }) {
+  sync_.SetClusterFeatures(options_.features);
+}
 
 NodeReconciler::~NodeReconciler() { Stop(); }
 

@@ -31,6 +31,7 @@ struct NodeReconcilerOptions {
   absl::Duration resync_period = absl::Minutes(10);          // a full pass at least this often
   absl::Duration uevent_quiet = absl::Milliseconds(50);       // a uevent burst ends after this much quiet...
   absl::Duration uevent_max_delay = absl::Milliseconds(250);  // ...or this long after its first event
+  ClusterFeatures* features = nullptr;  // may be null; else outlives the reconciler (SliceSync::SetClusterFeatures)
 };
 
 // The informer options of this node's slices (field selector spec.nodeName=<node>,spec.driver=liken.sh).

@@ -10,10 +10,17 @@ namespace {
 
 bool IsNodeRef(const apis::OwnerReference& ref) { return ref.kind == "Node" && ref.api_version == "v1"; }
 
-bool SameDevices(const apis::ResourceSlice& want, const apis::ResourceSlice& have) {
+// `ignore_sharing`: the server drops allowMultipleAllocations, so a difference in it alone is no reason to write.
+bool SameDevices(const apis::ResourceSlice& want, const apis::ResourceSlice& have, bool ignore_sharing = false) {
   if (want.devices.size() != have.devices.size()) return false;
   for (size_t i = 0; i < want.devices.size(); ++i) {
-    if (!want.devices[i].SameContent(have.devices[i])) return false;
+    if (ignore_sharing) {
+      apis::SliceDevice w = want.devices[i];
+      w.allow_multiple_allocations = have.devices[i].allow_multiple_allocations;
+      if (!w.SameContent(have.devices[i])) return false;
+    } else if (!want.devices[i].SameContent(have.devices[i])) {
+      return false;
+    }
   }
   return true;
 }
@@ -53,7 +60,8 @@ SliceAction PlanSliceAction(const SlicePlanContext& context, const apis::Resourc
   }
   const auto& refs = have->metadata.owner_references;
   const bool has_owner = std::find(refs.begin(), refs.end(), context.owner) != refs.end();
-  if (SameDevices(target, writes.AsSent(*have)) && have->pool.name == target.pool.name &&
+  if (SameDevices(target, writes.AsSent(*have), context.server_drops_sharing) &&
+      have->pool.name == target.pool.name &&
       have->pool.generation == target.pool.generation &&
       have->pool.resource_slice_count == target.pool.resource_slice_count && have->driver == context.driver &&
       have->node_name == context.node_name && has_owner) {
@@ -99,7 +107,8 @@ SlicePlan PlanSlices(const SlicePlanContext& context, std::vector<apis::Resource
     bool content_same = have_count == count;
     for (const auto& w : want) {
       auto c = current.find(w.metadata.name);
-      if (c == current.end() || c->second.pool.name != pool_name || !SameDevices(w, writes.AsSent(c->second))) {
+      if (c == current.end() || c->second.pool.name != pool_name ||
+          !SameDevices(w, writes.AsSent(c->second), context.server_drops_sharing)) {
         content_same = false;
       }
     }

@@ -27,6 +27,7 @@ struct SlicePlanContext {
   std::string driver;
   std::string node_name;
   apis::OwnerReference owner;  // the Node (its UID)
+  bool server_drops_sharing = false;  // the server drops allowMultipleAllocations: differences in it are ignored
 };
 
 // What to do with one desired slice.
@@ -55,7 +56,8 @@ struct SlicePlan {
 };
 
 // Decides what to do with `target` given the server's copy `have` (null when it has none): keep it when
-// devices (as we sent them, see SliceWriteCache::AsSent), pool, driver, node and owner already match;
+// devices (as we sent them, see SliceWriteCache::AsSent; allowMultipleAllocations ignored where
+// `context.server_drops_sharing`), pool, driver, node and owner already match;
 // else update over `have` (unknown fields, resourceVersion and foreign owners kept); else create it
 // fresh, owned by the Node. Thread-safe (pure).
 SliceAction PlanSliceAction(const SlicePlanContext& context, const apis::ResourceSlice& target,

@@ -113,6 +113,7 @@ absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
   if (absl::Status s = EnsureNodeUid(); !s.ok()) return s;
 
   SlicePlanContext context{driver_, node_name_, apis::OwnerReference{"v1", "Node", node_name_, node_uid_, true}};
+  context.server_drops_sharing = features_ != nullptr && features_->SharingMayBeDropped();
   SlicePlan plan = PlanSlices(context, *std::move(desired), current, writes_, published_, pools_deleted_behind);
   return Apply(std::move(plan), &context);
 }
@@ -126,6 +127,7 @@ absl::Status SliceSync::Create(const SliceAction& action, std::set<std::string>*
     return reply.status();
   }
   writes_.RecordWrite(action.body, *reply);
+  if (features_ != nullptr) features_->ObserveSliceWrite(apis::ResourceSliceToJson(action.body), *reply);
   live->insert(name);
   ++result->created;
   return absl::OkStatus();
@@ -162,6 +164,7 @@ absl::StatusOr<SliceSyncResult> SliceSync::Apply(SlicePlan plan, SlicePlanContex
       Report("update", reply.status());
       if (reply.ok()) {
         writes_.RecordWrite(action.body, *reply);
+        if (features_ != nullptr) features_->ObserveSliceWrite(apis::ResourceSliceToJson(action.body), *reply);
         live.insert(name);
         ++result.updated;
         continue;

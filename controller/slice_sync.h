@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "apis/resource_slice.h"
+#include "controller/cluster_features.h"
 #include "controller/slice_plan.h"
 #include "controller/slice_write_cache.h"
 #include "informers/kube_client.h"
@@ -59,6 +60,11 @@ class SliceSync {
   // periodically. Not thread-safe: call it from the thread that calls Sync.
   void RecheckOwner();
 
+  // Tells each write's outcome to `features` (may be null; must outlive the sync) and ignores
+  // allowMultipleAllocations in the diff unless it says the server keeps it (ClusterFeatures::SharingMayBeDropped).
+  // Call before the first Sync.
+  void SetClusterFeatures(ClusterFeatures* features) { features_ = features; }
+
  private:
   absl::Status EnsureNodeUid();
   std::map<std::string, apis::ResourceSlice> CurrentSlices();
@@ -75,6 +81,7 @@ class SliceSync {
   const informers::Store* const cache_;
   const DesiredSlicesFunc desired_;
   SliceSyncObserver* const observer_;
+  ClusterFeatures* features_ = nullptr;            // may be null
   std::string node_uid_;                           // empty: read the Node on the next pass
   std::string node_uid_stale_;                     // the UID before RecheckOwner (for the log)
   SliceWriteCache writes_;                         // our recent writes; overlays a stale cache

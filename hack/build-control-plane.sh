@@ -4,9 +4,11 @@
 #   kubelet, containerd, containerd-shim-runc-v2, ctr and crictl (the node, hack/local-node.sh; runc and the CNI
 #   plugins come from Debian, hack/install-deps.sh).
 #
-# The binaries land in a cache directory outside the source tree:
+# The binaries land in a cache directory outside the source tree, one per Kubernetes release:
 #   ${LIKEN_CACHE:-$HOME/.cache/liken-dra}/k8s-<K8S_VERSION>/bin
-# and are reused when present: each component carries a stamp naming the pinned version it was built from, so a
+# etcd, helm, containerd and crictl do not depend on the release: one build serves all of them. A release's bin
+# directory links them from a release that has them (the shared directory <cache>/shared, where they are built when
+# no release has them yet, or the default release's directory). They are reused when present: each component carries a stamp naming the pinned version it was built from, so a
 # second run is a no-op (it does not even start the go command). The bin directory is printed as the last line on
 # stdout; all progress goes to stderr, so `BIN=$(hack/build-control-plane.sh)` works.
 #
@@ -18,7 +20,7 @@
 # graphs stay exactly as upstream tested them.
 #
 # Environment:
-#   K8S_VERSION   (default v1.37.2)   ETCD_VERSION (default v3.7.3)   HELM_VERSION (default v3.22.0)
+#   K8S_VERSION   (default v1.37.2; the matrix: v1.34.4 v1.35.4 v1.36.3 v1.37.2, see hack/test-matrix.sh)   ETCD_VERSION (default v3.7.3)   HELM_VERSION (default v3.22.0)
 #   CONTAINERD_VERSION (default v2.4.2)   CRICTL_VERSION (default v1.37.0)
 #   LIKEN_BUILD_PARTS  which parts to make sure of: "all" (default), "control-plane" or "node"
 #   LIKEN_CACHE   cache root (default $HOME/.cache/liken-dra)
@@ -26,7 +28,12 @@
 #   GOMODCACHE / GOCACHE / GOFLAGS are honoured as usual.
 set -euo pipefail
 
-K8S_VERSION=${K8S_VERSION:-v1.37.2}
+DEFAULT_K8S_VERSION=v1.37.2
+K8S_VERSION=${K8S_VERSION:-$DEFAULT_K8S_VERSION}
+case "$K8S_VERSION" in
+  v1.[0-9]*.[0-9]*) ;;
+  *) echo "build-control-plane: K8S_VERSION must look like v1.34.4 (got: $K8S_VERSION)" >&2; exit 2 ;;
+esac
 ETCD_VERSION=${ETCD_VERSION:-v3.7.3}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
@@ -42,6 +49,8 @@ ROOT="$LIKEN_CACHE/k8s-$K8S_VERSION"
 BIN="$ROOT/bin"
 STAMPS="$ROOT/stamps"
 SRC="$ROOT/src"
+SHARED_ROOT="$LIKEN_CACHE/shared"
+SHARED_COMPONENTS=" etcd helm containerd crictl "
 
 log() { echo "build-control-plane: $*" >&2; }
 
@@ -71,6 +80,28 @@ is_cached() {
   for b in $(bins_for "$c"); do [ -x "$BIN/$b" ] || return 1; done
 }
 
+# A stamp without the release it was made for (helm's names one, though helm's build does not depend on it).
+release_free() { sed 's/ kubernetes=[^ ]*//'; }
+# Links a release-independent component that is built elsewhere (the shared directory, or the default release's)
+# into this release's bin directory; starts no build.
+adopt() {
+  local c=$1 d b ok
+  case "$SHARED_COMPONENTS" in *" $c "*) ;; *) return 1 ;; esac
+  for d in "$SHARED_ROOT" "$LIKEN_CACHE/k8s-$DEFAULT_K8S_VERSION"; do
+    [ "$d" != "$ROOT" ] && [ -f "$d/stamps/$c" ] || continue
+    [ "$(release_free <"$d/stamps/$c")" = "$(stamp_for "$c" | release_free)" ] || continue
+    ok=1
+    for b in $(bins_for "$c"); do [ -x "$d/bin/$b" ] || ok=0; done
+    [ $ok = 1 ] || continue
+    mkdir -p "$BIN" "$STAMPS"
+    for b in $(bins_for "$c"); do ln -sfn "$(readlink -f "$d/bin/$b")" "$BIN/$b"; done
+    stamp_for "$c" >"$STAMPS/$c"
+    log "$c: using the build in $d"
+    return 0
+  done
+  return 1
+}
+
 case "$PARTS" in
   all) components=(etcd k8s helm kubelet containerd crictl) ;;
   control-plane) components=(etcd k8s helm) ;;
@@ -78,7 +109,7 @@ case "$PARTS" in
   *) log "LIKEN_BUILD_PARTS must be all, control-plane or node (got: $PARTS)"; exit 2 ;;
 esac
 todo=()
-for c in "${components[@]}"; do is_cached "$c" || todo+=("$c"); done
+for c in "${components[@]}"; do is_cached "$c" || adopt "$c" || todo+=("$c"); done
 if [ ${#todo[@]} -eq 0 ]; then
   log "cached: $(for c in "${components[@]}"; do cat "$STAMPS/$c"; done | cut -d' ' -f1 | paste -sd' ')"
   echo "$BIN"
@@ -252,8 +283,22 @@ build_helm() {
 start=$(date +%s)
 for c in "${todo[@]}"; do
   is_cached "$c" && continue # another process built it while this one waited for the lock
+  adopt "$c" && continue
   t0=$(date +%s)
-  "build_$c"
+  case "$SHARED_COMPONENTS" in
+    *" $c "*)
+      # Built once for every release, in the shared directory (under its own lock), then linked here.
+      (
+        ROOT=$SHARED_ROOT BIN=$SHARED_ROOT/bin STAMPS=$SHARED_ROOT/stamps SRC=$SHARED_ROOT/src
+        mkdir -p "$BIN" "$STAMPS" "$SRC"
+        exec 8>"$ROOT/.lock"
+        flock 8
+        is_cached "$c" || "build_$c"
+      )
+      adopt "$c" || { log "$c: built but not found in $SHARED_ROOT"; exit 1; }
+      ;;
+    *) "build_$c" ;;
+  esac
   log "$c built in $(($(date +%s) - t0))s"
 done
 log "done in $(($(date +%s) - start))s"

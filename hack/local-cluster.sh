@@ -23,8 +23,8 @@
 # --node-monitor-grace-period and taint it unreachable) and so is the TaintNodesByCondition admission plugin (it
 # taints every new Node node.kubernetes.io/not-ready, a taint that only the node-lifecycle-controller removes).
 #
-# Environment: LIKEN_CLUSTER_DIR (state dir, default /tmp/liken-cluster), NODE_NAME, LIKEN_K8S_BIN (skip the build
-# and use these binaries), LIKEN_FEATURE_GATES (default DRAConsumableCapacity=true), ports LIKEN_APISERVER_PORT
+# Environment: K8S_VERSION (the release, default v1.37.2), LIKEN_CLUSTER_DIR (state dir, default /tmp/liken-cluster),
+# NODE_NAME, LIKEN_K8S_BIN (skip the build and use these binaries), LIKEN_FEATURE_GATES (default: see below), ports LIKEN_APISERVER_PORT
 # (6443), LIKEN_ETCD_PORT (2379), LIKEN_ETCD_PEER_PORT (2380), LIKEN_SCHEDULER_PORT (10259), LIKEN_KCM_PORT (10257),
 # LIKEN_UP_TIMEOUT (seconds to wait for readiness, default 120).
 set -euo pipefail
@@ -34,8 +34,11 @@ REPO=$(cd "$HERE/.." && pwd)
 STATE=${LIKEN_CLUSTER_DIR:-/tmp/liken-cluster}
 NODE_NAME=${NODE_NAME:-node-a}
 # DRAConsumableCapacity keeps ResourceSlice devices' allowMultipleAllocations (and capacity sharing); it is alpha
-# (off) in 1.34/1.35 and beta (on) from 1.36. Named explicitly so that an older pinned release behaves the same.
-FEATURE_GATES=${LIKEN_FEATURE_GATES:-DRAConsumableCapacity=true}
+# (off) in 1.34/1.35 and beta (on) from 1.36. Unset, the gates are the release's defaults as an operator's cluster
+# has them (hack/lib/k8s-release.sh: none before 1.36, DRAConsumableCapacity=true from 1.36), so that the
+# scenarios meet an old release's degraded behaviour; LIKEN_FEATURE_GATES=DRAConsumableCapacity=true turns it on.
+. "$HERE/lib/k8s-release.sh"
+FEATURE_GATES=${LIKEN_FEATURE_GATES-$(k8s_default_gates)}
 APISERVER_PORT=${LIKEN_APISERVER_PORT:-6443}
 ETCD_PORT=${LIKEN_ETCD_PORT:-2379}
 ETCD_PEER_PORT=${LIKEN_ETCD_PEER_PORT:-2380}
@@ -307,7 +310,8 @@ up() {
   write_kubeconfig "$ADMIN_KUBECONFIG" admin cert admin
   write_kubeconfig "$STATE/scheduler.kubeconfig" system:kube-scheduler cert scheduler
   write_kubeconfig "$STATE/controller-manager.kubeconfig" system:kube-controller-manager cert controller-manager
-  gates=$FEATURE_GATES
+  gates=()
+  [ -z "$FEATURE_GATES" ] || gates=(--feature-gates "$FEATURE_GATES")
 
   start etcd --name liken --data-dir "$STATE/etcd" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
@@ -333,7 +337,7 @@ up() {
     --authorization-mode Node,RBAC \
     --allow-privileged=true \
     --disable-admission-plugins TaintNodesByCondition \
-    --feature-gates "$gates"
+    "${gates[@]}"
   wait_for "kube-apiserver /readyz" kube-apiserver kc get --raw /readyz
 
   cat >"$STATE/scheduler.yaml" <<EOF
@@ -348,7 +352,7 @@ EOF
     --authentication-kubeconfig "$STATE/scheduler.kubeconfig" \
     --authorization-kubeconfig "$STATE/scheduler.kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --cert-dir "$STATE/scheduler-certs" \
-    --feature-gates "$gates"
+    "${gates[@]}"
 
   start kube-controller-manager --kubeconfig "$STATE/controller-manager.kubeconfig" \
     --authentication-kubeconfig "$STATE/controller-manager.kubeconfig" \
@@ -357,7 +361,7 @@ EOF
     --leader-elect=false --use-service-account-credentials=true \
     --controllers '*,-node-lifecycle-controller' \
     --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
-    --feature-gates "$gates"
+    "${gates[@]}"
 
   wait_for "kube-scheduler /healthz" kube-scheduler healthz "$SCHEDULER_PORT"
   wait_for "kube-controller-manager /healthz" kube-controller-manager healthz "$KCM_PORT"

@@ -1,8 +1,32 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install what is needed, build, build (or reuse) the local
 # Kubernetes control plane, and run every CTest test (unit, recordings, sanitizers, integration, e2e).
+#
+#   hack/test.sh [CTEST ARGS...]              everything, against Kubernetes v1.37.2
+#   hack/test.sh --k8s v1.34.4 [CTEST ARGS...]  the tiers that run a real Kubernetes (cluster, e2e, node) against
+#                                             that release (its own cache directory; the unit tests do not
+#                                             depend on the release and are not run again). hack/test-matrix.sh
+#                                             runs it for every supported release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+release=""
+if [ "${1:-}" = "--k8s" ]; then
+  release=${2:?usage: hack/test.sh --k8s vX.Y.Z [ctest args]}
+  shift 2
+elif [[ "${1:-}" == --k8s=* ]]; then
+  release=${1#--k8s=}
+  shift
+fi
+jobs="${LIKEN_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+if [ -n "$release" ]; then
+  export K8S_VERSION=$release
+  ./hack/install-deps.sh
+  ./hack/build.sh
+  ./hack/build-control-plane.sh >/dev/null
+  ./hack/build-test-kubelet.sh >/dev/null
+  # The tiers share one cluster's ports (RESOURCE_LOCK), so -j only overlaps their set-up.
+  exec ctest --test-dir build --output-on-failure -j"$jobs" -L '^(cluster|e2e|node)$' "$@"
+fi
 ./hack/install-deps.sh
 ./hack/build.sh
 # The sanitizer builds of the tests, run by the `sanitize` label (hack/sanitize.sh; LIKEN_SKIP_SANITIZE=1 skips).
@@ -14,5 +38,4 @@ if [ -x hack/build-control-plane.sh ] && [ "${LIKEN_SKIP_CLUSTER:-0}" != 1 ]; th
   ./hack/build-control-plane.sh
   ./hack/build-test-kubelet.sh
 fi
-jobs="${LIKEN_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 ctest --test-dir build --output-on-failure -j"$jobs" "$@"

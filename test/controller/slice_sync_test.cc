@@ -245,6 +245,98 @@ TEST_F(SliceSyncTest, ServerDroppingAFieldDoesNotCauseAnUpdateLoop) {
   EXPECT_TRUE(client_.Writes().empty());
 }
 
+// A daemon restarted on a server without DRAConsumableCapacity: its cache holds the slice the last daemon wrote,
+// without allowMultipleAllocations, and it has no record of that write. Once it knows the server drops the field
+// (the start-up probe), it writes nothing; without that knowledge it would update the slice once per restart.
+TEST_F(SliceSyncTest, RestartOnAServerDroppingSharingWritesNothingOnceTheDropIsKnown) {
+  client_.SetMutator([](nlohmann::json* obj) {
+    for (auto& d : (*obj)["spec"]["devices"]) d.erase("allowMultipleAllocations");
+  });
+  devices_[0].allow_multiple_allocations = true;
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  auto desired = [this]() -> absl::StatusOr<std::vector<apis::ResourceSlice>> { return Layout(devices_); };
+
+  // Unaware: one update (the server drops the field again and its reply then stops the loop).
+  {
+    SliceSync restarted(kNode, kDriver, &client_, &cache_, desired);
+    client_.ClearRequests();
+    ASSERT_TRUE(restarted.Sync().ok());
+    EXPECT_EQ(client_.Writes().size(), 1u);
+    CatchUp();
+  }
+  // Aware: nothing, on the first pass and after.
+  ClusterFeatures features;
+  features.ObserveSliceWrite(
+      {{"spec", {{"devices", {{{"name", "probe"}, {"allowMultipleAllocations", true}}}}}}},
+      {{"spec", {{"devices", {{{"name", "probe"}}}}}}});
+  ASSERT_TRUE(features.DropsAllowMultipleAllocations());
+  SliceSync restarted(kNode, kDriver, &client_, &cache_, desired);
+  restarted.SetClusterFeatures(&features);
+  client_.ClearRequests();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(restarted.Sync().ok());
+    CatchUp();
+  }
+  EXPECT_TRUE(client_.Writes().empty());
+  // A real change is still written, with the field asked for again.
+  devices_.push_back(Device("dev-9999"));
+  ASSERT_TRUE(restarted.Sync().ok());
+  ASSERT_EQ(client_.Writes().size(), 1u);
+  EXPECT_EQ(client_.Writes()[0].body["spec"]["devices"][0]["allowMultipleAllocations"], true);
+}
+
+// Until the start-up probe has answered, a slice that lacks only allowMultipleAllocations is left alone (on an old
+// release the write would be dropped again); once the server is known to keep the field, the next pass adds it
+// (a cluster upgraded from 1.35 to 1.36 under a running driver).
+TEST_F(SliceSyncTest, SharingAloneIsWrittenOnlyOnceTheServerIsKnownToKeepIt) {
+  client_.SetMutator([](nlohmann::json* obj) {
+    for (auto& d : (*obj)["spec"]["devices"]) d.erase("allowMultipleAllocations");
+  });
+  devices_[0].allow_multiple_allocations = true;
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  client_.SetMutator(nullptr);  // the upgraded server keeps the field
+  auto desired = [this]() -> absl::StatusOr<std::vector<apis::ResourceSlice>> { return Layout(devices_); };
+  ClusterFeatures features;
+  ASSERT_TRUE(features.SharingMayBeDropped());
+  SliceSync restarted(kNode, kDriver, &client_, &cache_, desired);
+  restarted.SetClusterFeatures(&features);
+  client_.ClearRequests();
+  ASSERT_TRUE(restarted.Sync().ok());
+  CatchUp();
+  EXPECT_TRUE(client_.Writes().empty()) << "nothing is known yet";
+  nlohmann::json kept = {{"spec", {{"devices", {{{"name", "probe"}, {"allowMultipleAllocations", true}}}}}}};
+  features.ObserveSliceWrite(kept, kept);
+  ASSERT_FALSE(features.SharingMayBeDropped());
+  ASSERT_TRUE(restarted.Sync().ok());
+  CatchUp();
+  ASSERT_EQ(client_.Writes().size(), 1u);
+  EXPECT_EQ(Slice("node-a-liken.sh")["spec"]["devices"][0]["allowMultipleAllocations"], true);
+  client_.ClearRequests();
+  ASSERT_TRUE(restarted.Sync().ok());
+  EXPECT_TRUE(client_.Writes().empty());
+}
+
+// The slice sync tells ClusterFeatures what the server kept of each write.
+TEST_F(SliceSyncTest, WritesTellClusterFeaturesWhetherSharingIsKept) {
+  ClusterFeatures features;
+  sync_->SetClusterFeatures(&features);
+  devices_[0].allow_multiple_allocations = true;
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  EXPECT_TRUE(features.Get(kFeatureRenderSharing).served);
+  EXPECT_EQ(features.Get(kFeatureRenderSharing).source, FeatureSource::kObserved);
+
+  client_.SetMutator([](nlohmann::json* obj) {
+    for (auto& d : (*obj)["spec"]["devices"]) d.erase("allowMultipleAllocations");
+  });
+  devices_.push_back(Device("dev-9999"));
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  EXPECT_FALSE(features.Get(kFeatureRenderSharing).served);
+  EXPECT_TRUE(features.DropsAllowMultipleAllocations());
+  client_.ClearRequests();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(SyncAndCatchUp().ok());
+  EXPECT_TRUE(client_.Writes().empty());
+}
+
 TEST_F(SliceSyncTest, MoreThan128DevicesSplitOverSlicesWithOneGeneration) {
   devices_ = Devices(300);
   auto r = SyncAndCatchUp();

@@ -17,6 +17,8 @@ export LIKEN_CLUSTER_DIR=${LIKEN_CLUSTER_DIR:-$WORK/cluster}
 export TMPDIR=/dev/shm  # umockdev testbeds on tmpfs
 # shellcheck source=../lib/checks.sh
 source "$REPO/test/lib/checks.sh"
+# shellcheck source=../../hack/lib/k8s-release.sh
+source "$REPO/hack/lib/k8s-release.sh"
 
 log() { echo "e2e: $*" >&2; }
 
@@ -110,8 +112,29 @@ scenario_publish() {
   local n
   n=$(slice_json node-a | jq '.spec.devices | length')
   [ "$n" = 11 ] && pass "node-a publishes the laptop's 11 devices" || fail "node-a publishes $n devices, want 11"
-  slice_json node-a | jq -e '.spec.devices[] | select(.name == "pci-0000-00-02-0") | .allowMultipleAllocations == true' >/dev/null &&
-    pass "render node keeps allowMultipleAllocations" || fail "allowMultipleAllocations lost"
+  local served=true m report
+  k8s_serves render-sharing || served=false
+  if [ $served = true ]; then
+    slice_json node-a | jq -e '.spec.devices[] | select(.name == "pci-0000-00-02-0") | .allowMultipleAllocations == true' >/dev/null &&
+      pass "render node keeps allowMultipleAllocations" || fail "allowMultipleAllocations lost"
+  else
+    slice_json node-a | jq -e '.spec.devices[] | select(.name == "pci-0000-00-02-0") | has("allowMultipleAllocations") | not' >/dev/null &&
+      pass "release $(k8s_minor): the API server dropped allowMultipleAllocations (documented)" || fail "allowMultipleAllocations kept on $(k8s_minor)?"
+  fi
+  # The driver knows what the cluster serves: a gauge, its report, and one log line.
+  m=$(curl -sf "http://127.0.0.1:$(metrics_port node-a)/metrics" || true)
+  grep -qx "liken_cluster_feature_served{feature=\"render_sharing\"} $([ $served = true ] && echo 1 || echo 0)" <<<"$m" &&
+    pass "the render_sharing gauge says $served" || fail "render_sharing gauge: $(grep render_sharing <<<"$m")"
+  mkdir -p "$WORK/empty-sys/devices"  # the hardware part does not matter here
+  report=$("$DRA" report --sysfs-root "$WORK/empty-sys" --kubelet-root "$WORK/node-a/kubelet" -o json 2>/dev/null |
+    jq -c '.cluster // empty' || true)
+  jq -e --argjson s $served --arg v "${K8S_VERSION:-$LIKEN_DEFAULT_K8S_VERSION}" \
+    '.features.render_sharing.served == $s and .version == $v' <<<"${report:-null}" >/dev/null &&
+    pass "liken-dra report shows the cluster's version and render sharing ($served)" || fail "report's cluster section: $report"
+  if [ $served = false ]; then
+    [ "$(grep -c 'cluster feature missing.*feature=render_sharing' "$WORK/node-a/driver.log")" = 1 ] &&
+      pass "the driver logs once that render halves cannot be shared" || fail "render_sharing log lines: $(grep -c render_sharing "$WORK/node-a/driver.log")"
+  fi
   slice_json node-a | jq -e '.metadata.ownerReferences[0].kind == "Node"' >/dev/null &&
     pass "slice is owned by its Node" || fail "slice has no Node owner reference"
   local described
@@ -262,6 +285,13 @@ scenario_driver_restart_mid_prepare() {
   wait_until 60 pod_prepared node-a pod-render-r && pass "the kubelet's retry succeeds after the driver restarts" || fail "retry never succeeded"
   [ -f "$WORK/node-a/cdi/liken.sh-$(claim_uid render-1).json" ] && pass "claims prepared before the restart keep their CDI specs" ||
     fail "a prepared claim lost its CDI spec over the restart"
+  # Idle writes stay 0 on every release: the restarted driver (resync every 2 s) finds its slice as it wants it,
+  # also where the server dropped allowMultipleAllocations.
+  sleep 5
+  local m
+  m=$(curl -sf "http://127.0.0.1:$(metrics_port node-a)/metrics" || true)
+  [ "$(grep -E '^liken_slice_writes_total\{operation="(create|update)",result="success"\}' <<<"$m" | awk '{s += $2} END {print s + 0}')" = 0 ] &&
+    pass "the restarted driver rewrote no slice (release $(k8s_minor))" || fail "slice writes after the restart: $(grep slice_writes <<<"$m" | tr '\n' ' ')"
 }
 
 scenario_unprepare_on_pod_delete() {

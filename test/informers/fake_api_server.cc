@@ -234,6 +234,15 @@ void FakeApiServer::Serve(int fd) {
 }
 
 void FakeApiServer::Handle(const HttpRequest& req, HttpResponder& out) {
+  if (req.method == "GET" && req.path == "/version") {
+    absl::MutexLock lock(&mu_);
+    if (version_.is_null()) {
+      out.Respond(404, StatusBody(404, "NotFound", "no route /version"));
+    } else {
+      out.Respond(200, version_.dump());
+    }
+    return;
+  }
   std::string resource, ns, name;
   if (!Route(req.path, &resource, &ns, &name)) {
     out.Respond(404, StatusBody(404, "NotFound", "no route " + req.path));
@@ -316,6 +325,31 @@ void FakeApiServer::HandleWrite(const HttpRequest& req, const std::string& resou
   }
   std::string key = ns.empty() ? name : ns + "/" + name;
   auto it = objects.find(key);
+  if (req.method == "PATCH" && !name.empty()) {
+    // Server-side apply, simplified: the applied object replaces the stored one (or creates it). dryRun=All
+    // answers what would be stored and stores nothing.
+    auto ct = req.headers.find("content-type");
+    if (ct == req.headers.end() || ct->second.rfind("application/apply-patch", 0) != 0 || !body.is_object()) {
+      out.Respond(415, StatusBody(415, "UnsupportedMediaType", "only server-side apply"));
+      return;
+    }
+    const bool dry_run = req.query.count("dryRun") > 0 && req.query.at("dryRun") == "All";
+    const bool exists = it != objects.end();
+    if (!ns.empty()) body["metadata"]["namespace"] = ns;
+    body["metadata"]["name"] = name;
+    body["metadata"]["uid"] = exists ? it->second["metadata"]["uid"] : nlohmann::json(absl::StrCat("uid-", rv_ + 1));
+    body["metadata"]["resourceVersion"] = std::to_string(dry_run ? rv_ : rv_ + 1);
+    if (write_mutator_) write_mutator_(&body);
+    if (!dry_run) {
+      ++rv_;
+      objects[key] = body;
+      Event e{rv_, resource, exists ? "MODIFIED" : "ADDED", body};
+      history_.push_back(e);
+      Notify(e);
+    }
+    out.Respond(exists ? 200 : 201, body.dump());
+    return;
+  }
   if (name.empty() || it == objects.end()) {
     out.Respond(404, StatusBody(404, "NotFound", resource + " " + key + " not found"));
     return;
@@ -355,6 +389,11 @@ void FakeApiServer::HandleWrite(const HttpRequest& req, const std::string& resou
   out.Respond(405, StatusBody(405, "MethodNotAllowed", req.method));
 }
 
+void FakeApiServer::SetVersion(nlohmann::json version) {
+  absl::MutexLock lock(&mu_);
+  version_ = std::move(version);
+}
+
 void FakeApiServer::SetWriteMutator(std::function<void(nlohmann::json*)> mutator) {
   absl::MutexLock lock(&mu_);
   write_mutator_ = std::move(mutator);
@@ -371,7 +410,10 @@ nlohmann::json FakeApiServer::Object(const std::string& resource, const std::str
 int FakeApiServer::CountWrites() const {
   absl::MutexLock lock(&mu_);
   int n = 0;
-  for (const auto& r : requests_) n += r.method == "POST" || r.method == "PUT" || r.method == "DELETE";
+  for (const auto& r : requests_) {
+    const bool dry_run = r.query.count("dryRun") > 0;
+    n += r.method == "POST" || r.method == "PUT" || r.method == "DELETE" || (r.method == "PATCH" && !dry_run);
+  }
   return n;
 }
 

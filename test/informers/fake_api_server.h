@@ -1,5 +1,5 @@
-// A tiny HTTP/1.1 API server on loopback for informer tests: list, get, create, update (resourceVersion
-// checked), delete, chunked watch streams with history replay, bookmarks, 410 after compaction, broken
+// A tiny HTTP/1.1 API server on loopback for informer tests: /version, list, get, create, update (resourceVersion
+// checked), server-side apply (simplified, with dryRun), delete, chunked watch streams with history replay, bookmarks, 410 after compaction, broken
 // streams, and a byte counter. Plain sockets.
 #pragma once
 
@@ -83,11 +83,14 @@ class FakeApiServer {
   static Interceptor NeverAnswer(bool watch_only = false);
   static Interceptor EndlessWatchLine(std::atomic<int64_t>* sent = nullptr);
 
-  // Runs on each object stored by a client's POST or PUT (server-side defaulting or dropped fields).
+  // What GET /version answers (by default {"major": "1", "minor": "37", "gitVersion": "v1.37.2"}); null: 404.
+  void SetVersion(nlohmann::json version);
+  // Runs on each object stored by a client's POST, PUT or PATCH (server-side defaulting or dropped fields); also on
+  // a PATCH with dryRun=All, whose answer is what would be stored.
   void SetWriteMutator(std::function<void(nlohmann::json*)> mutator);
   // The stored object, or null.
   nlohmann::json Object(const std::string& resource, const std::string& key) const;
-  // POST, PUT and DELETE requests received.
+  // POST, PUT, DELETE and PATCH (not dryRun) requests received.
   int CountWrites() const;
 
   std::vector<HttpRequest> Requests() const;
@@ -140,6 +143,7 @@ class FakeApiServer {
   std::map<int, Watcher> watchers_ ABSL_GUARDED_BY(mu_);
   Interceptor interceptor_ ABSL_GUARDED_BY(mu_);
   std::function<void(nlohmann::json*)> write_mutator_ ABSL_GUARDED_BY(mu_);
+  nlohmann::json version_ ABSL_GUARDED_BY(mu_) = {{"major", "1"}, {"minor", "37"}, {"gitVersion", "v1.37.2"}};
 };
 
 // True when `object` matches a field selector like "spec.nodeName=n1,metadata.namespace=x".

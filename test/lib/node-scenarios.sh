@@ -1,7 +1,10 @@
 # Scenarios that need a real kubelet and container runtime, shared by test/node/scenarios.sh (this machine) and
 # hack/e2e-kind.sh (kind). Sourced after test/lib/checks.sh, never run. The driver runs on the laptop recording
 # (test/machines/laptop.umockdev): its iGPU's render half is /dev/dri/renderD128 (226:128), its display half
-# /dev/dri/card0 (226:0). See test/lib/checks.sh for what the caller defines.
+# /dev/dri/card0 (226:0). See test/lib/checks.sh for what the caller defines. Where the release lacks a feature
+# (hack/lib/k8s-release.sh, K8S_VERSION), a scenario checks the documented degraded behaviour instead.
+# shellcheck source=../../hack/lib/k8s-release.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib/k8s-release.sh"
 
 # The DaemonSet's pod is Ready, the slice holds $1 devices, metrics scrape through the pod's port.
 node_scenario_driver_ready() { check_driver_ready "$1"; }
@@ -58,7 +61,22 @@ node_scenario_unprepare_on_delete() {
 node_scenario_render_shared_display_exclusive() {
   claim render-a gpu-render.liken.sh; claim render-b gpu-render.liken.sh
   workload_pod share-a direct render-a; workload_pod share-b direct render-b
-  if wait_until 120 pod_running share-a && wait_until 120 pod_running share-b; then
+  if ! k8s_serves render-sharing; then
+    # allowMultipleAllocations dropped: the render half is exclusive; pods share it by naming one claim.
+    workload_pod share-a2 direct render-a
+    if wait_until 120 pod_running share-a && wait_until 120 pod_running share-a2; then
+      expect_eq "release $(k8s_minor): two pods naming one claim share the render node" \
+        "/dev/dri/renderD128 c 226:128|/dev/dri/renderD128 c 226:128" \
+        "$(container_dev_nodes share-a | grep dri | paste -sd'|')|$(container_dev_nodes share-a2 | grep dri | paste -sd'|')"
+    else
+      fail "render pods on one claim: share-a $(pod_phase share-a), share-a2 $(pod_phase share-a2)"
+    fi
+    wait_until 30 pod_scheduling_decided share-b || true
+    [ "$(pod_phase share-b)" = Pending ] && grep -q Unschedulable <<<"$(pod_scheduling share-b)" &&
+      pass "release $(k8s_minor): a second render claim stays Pending (exclusive render half, documented)" ||
+      fail "share-b on $(k8s_minor): phase $(pod_phase share-b), scheduling [$(pod_scheduling share-b)]"
+    delete_pods share-b
+  elif wait_until 120 pod_running share-a && wait_until 120 pod_running share-b; then
     expect_eq "two running pods share the render node" "pci-0000-00-02-0 pci-0000-00-02-0" \
       "$(claim_devices render-a) $(claim_devices render-b)"
     expect_eq "both containers hold /dev/dri/renderD128" "/dev/dri/renderD128 c 226:128|/dev/dri/renderD128 c 226:128" \
@@ -86,6 +104,7 @@ node_scenario_render_shared_display_exclusive() {
     fail "disp-b still $(pod_phase disp-b) after disp-a was deleted: $(pod_scheduling disp-b)"
   fi
   delete_pods share-a share-b disp-b
+  k8s_serves render-sharing || delete_pods share-a2
 }
 
 # Pod creation to container Running, p50 over $LIKEN_FIGURE_PODS (20) pods with a claim (each from a template, so
@@ -354,9 +373,15 @@ node_scenario_status_and_health() {
   fi
   echo "--- kubectl describe resourceclaim health-1 (status part)"
   k describe resourceclaim health-1 | sed -n '/^Status:/,$p' | head -n 40
+  if ! k8s_serves pod-health; then
+    [ -z "$(k get pod health-1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}')" ] &&
+      pass "release $(k8s_minor): no allocatedResourcesStatus in the pod (ResourceHealthStatus off, documented)" ||
+      fail "allocatedResourcesStatus present on $(k8s_minor)"
+  else
   wait_until 60 pod_resource_health_is health-1 claim:dev/dev Healthy &&
     pass "the pod's allocatedResourcesStatus shows claim:dev/dev Healthy" ||
     fail "claim:dev/dev health before the unplug: [$(pod_resource_health health-1 claim:dev/dev)] $(k get pod health-1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' | head -c 300)"
+  fi
 
   local writes
   writes=$(driver_metric 'liken_claim_status_writes_total{result="success"}')
@@ -376,9 +401,11 @@ node_scenario_status_and_health() {
   else
     fail "status.devices after the unplug: $(claim_device_status health-1)"
   fi
+  if k8s_serves pod-health; then
   wait_until 90 pod_resource_health_is health-1 claim:dev/dev Unhealthy &&
     pass "unplugged: the pod's allocatedResourcesStatus shows claim:dev/dev Unhealthy" ||
     fail "claim:dev/dev health after the unplug: [$(pod_resource_health health-1 claim:dev/dev)]"
+  fi
   echo "--- pod health-1 allocatedResourcesStatus while unplugged"
   k get pod health-1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' | jq -c . || true
 
@@ -387,9 +414,11 @@ node_scenario_status_and_health() {
     fail "could not plug port 1-1 back"
   wait_until 60 claim_device_ready health-1 True && pass "plugged back: the entry is Ready=True again" ||
     fail "status.devices after plugging back: $(claim_device_status health-1)"
+  if k8s_serves pod-health; then
   wait_until 90 pod_resource_health_is health-1 claim:dev/dev Healthy &&
     pass "plugged back: claim:dev/dev Healthy again" ||
     fail "claim:dev/dev health after plugging back: [$(pod_resource_health health-1 claim:dev/dev)]"
+  fi
 
   # At unprepare the driver applies no entries (one more successful write); the API server would also drop them when
   # the claim is deallocated, which comes later: after the kubelet's unprepare and the pod's deletion.
