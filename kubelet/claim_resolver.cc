@@ -42,10 +42,9 @@ absl::StatusOr<PreparedClaim> ClaimResolver::Resolve(const ClaimRef& ref) const 
   }
   PreparedClaim prepared;
   prepared.ref = ref;
-  if (auto a = claim->metadata.raw.find("annotations"); a != claim->metadata.raw.end() && a->is_object()) {
-    if (auto p = a->find(cdi::kPodClaimNameAnnotation); p != a->end() && p->is_string()) {
-      prepared.pod_claim_name = p->get<std::string>();
-    }
+  // From the parsed field: a claim served by the node's claim cache has no raw JSON.
+  if (claim->pod_claim_name.has_value() && !claim->pod_claim_name->empty()) {
+    prepared.pod_claim_name = *claim->pod_claim_name;
   }
   std::vector<std::string> names;
   for (const auto& r : results) {

@@ -185,7 +185,10 @@ TEST_P(DeviceMetadataTest, EachRequestOfADirectClaimGetsAFileMountedAtTheStandar
   EXPECT_EQ(Metadata(kGpuUid, "display")["requests"][0]["devices"][0]["name"], "pci-0000-00-02-0-display");
 }
 
+// Served from the node's claim cache (the normal case: the slim claim, without its raw JSON).
 TEST_P(DeviceMetadataTest, TemplateClaimIsMountedUnderThePodsNameForIt) {
+  ASSERT_TRUE(lookup_.GetCached("ns", "pod-x-gpu-7f2kq", kTemplateUid).ok());
+  EXPECT_TRUE(lookup_.GetCached("ns", "pod-x-gpu-7f2kq", kTemplateUid)->metadata.raw.empty()) << "served slim";
   auto answer = kubelet_->Prepare({{"ns", kTemplateUid, "pod-x-gpu-7f2kq"}});
   LIKEN_ASSERT_OK(answer);
   ASSERT_EQ(answer->at(kTemplateUid).error, "");
@@ -194,6 +197,19 @@ TEST_P(DeviceMetadataTest, TemplateClaimIsMountedUnderThePodsNameForIt) {
   nlohmann::json m = Metadata(kTemplateUid, "render");
   EXPECT_EQ(m["podClaimName"], "gpu");
   EXPECT_EQ(m["metadata"]["name"], "pod-x-gpu-7f2kq");
+}
+
+// Served without the cache (an API read): the same path.
+TEST_P(DeviceMetadataTest, TemplateClaimReadFromTheServerIsMountedUnderThePodsNameForIt) {
+  lookup_.Uncached("ns", "pod-x-gpu-7f2kq");
+  const int gets = lookup_.gets();
+  auto answer = kubelet_->Prepare({{"ns", kTemplateUid, "pod-x-gpu-7f2kq"}});
+  LIKEN_ASSERT_OK(answer);
+  ASSERT_EQ(answer->at(kTemplateUid).error, "");
+  EXPECT_EQ(lookup_.gets(), gets + 1) << "read from the server";
+  EXPECT_EQ(Spec(kTemplateUid)["devices"][1]["containerEdits"]["mounts"][0]["containerPath"],
+            absl::StrCat(kContainerDir, "/resourceclaimtemplates/gpu/render/liken.sh-metadata.json"));
+  EXPECT_EQ(Metadata(kTemplateUid, "render")["podClaimName"], "gpu");
 }
 
 TEST_P(DeviceMetadataTest, UsbDeviceCarriesItsBusAndDeviceNumbers) {
