@@ -48,6 +48,7 @@ absl::StatusOr<ResourceClaim> ParseResourceClaim(const nlohmann::json& j) {
           res.pool = r.value("pool", "");
           res.device = r.value("device", "");
           if (r.contains("shareID") && r["shareID"].is_string()) res.share_id = r["shareID"].get<std::string>();
+          res.admin_access = r.contains("adminAccess") && r["adminAccess"].is_boolean() && r["adminAccess"].get<bool>();
           claim.results.push_back(std::move(res));
         }
       }

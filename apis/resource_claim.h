@@ -25,6 +25,7 @@ struct DeviceRequestAllocationResult {
   std::string pool;
   std::string device;
   std::optional<std::string> share_id;  // set for devices with allowMultipleAllocations (newer servers)
+  bool admin_access = false;  // adminAccess: the device was allocated for admin access, possibly while in use
 };
 
 // status.reservedFor[] of a ResourceClaim.

@@ -59,13 +59,16 @@ absl::StatusOr<PreparedClaim> ClaimResolver::Resolve(const ClaimRef& ref) const 
     pr.device = r.device;
     pr.cdi_device_ids = {cdi::ClaimDeviceId(ref.uid, r.device)};
     pr.share_id = r.share_id;
+    pr.admin_access = r.admin_access;
     prepared.results.push_back(std::move(pr));
   }
   auto devices = catalog_->Resolve(names);
   if (!devices.ok()) return Annotate(devices.status(), absl::StrCat(what, ": "));
   for (auto& d : *devices) {
-    prepared.delivered.push_back(
-        {d.name, std::move(d.nodes), std::move(d.usb_interfaces), std::move(d.sysfs_path), std::move(d.attributes)});
+    bool admin_only = true;
+    for (const auto& r : results) admin_only = admin_only && (r.device != d.name || r.admin_access);
+    prepared.delivered.push_back({d.name, std::move(d.nodes), std::move(d.usb_interfaces), std::move(d.sysfs_path),
+                                  std::move(d.attributes), admin_only});
   }
   if (with_metadata_) {
     auto files = MetadataFilesFor(prepared);
