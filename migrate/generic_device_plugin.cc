@@ -8,13 +8,10 @@
 #include <optional>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "apis/resource_slice.h"
-#include "common/json_yaml.h"
 
 namespace liken::migrate {
 namespace {
@@ -276,6 +273,7 @@ std::vector<Selector> PlanGroup(const PluginGroup& group, const std::vector<Publ
   if (entries > 1 && matched.size() > 1) {
     std::vector<std::string> names;
     for (const auto* d : matched) names.push_back(d->name);
+    std::sort(names.begin(), names.end());
     out->reason = absl::StrCat("its entries are delivered by ", matched.size(), " published devices (",
                                absl::StrJoin(names, ", "),
                                "), and a claim's request gets one device: the group cannot stay one unit");
@@ -369,7 +367,6 @@ absl::StatusOr<MigrationPlan> PlanMigration(const std::vector<PluginDevice>& dev
     return absl::InvalidArgumentError(absl::StrCat("domain '", options.domain, "' is not a DNS subdomain"));
   }
   MigrationPlan plan;
-  std::vector<nlohmann::ordered_json> classes;
   for (const auto& device : devices) {
     if (!IsResourceName(device.name)) {
       return absl::InvalidArgumentError(absl::StrCat("device name '", device.name, "' cannot be an extended resource name"));
@@ -390,19 +387,15 @@ absl::StatusOr<MigrationPlan> PlanMigration(const std::vector<PluginDevice>& dev
     }
     if (selectors.empty()) continue;
     std::vector<std::string> terms;
-    for (const auto& s : selectors) terms.push_back(s.Cel());
-    nlohmann::ordered_json c;
-    c["apiVersion"] = "resource.k8s.io/v1";
-    c["kind"] = "DeviceClass";
-    c["metadata"]["name"] = class_name;
-    c["spec"]["extendedResourceName"] = absl::StrCat(options.domain, "/", device.name);
-    c["spec"]["selectors"] = nlohmann::ordered_json::array();
-    c["spec"]["selectors"].push_back(
-        {{"cel", {{"expression", absl::StrCat("device.driver == \"", discovery::kDriverName, "\" && (",
-                                               absl::StrJoin(terms, " || "), ")")}}}});
-    classes.push_back(std::move(c));
+    for (const auto& s : selectors) terms.push_back(absl::StrCat("          ", s.Cel()));
+    // Written by hand: a block scalar keeps the CEL readable, one selected device per line. Every value is a DNS
+    // name or a resource name, so none needs quoting.
+    absl::StrAppend(&plan.device_classes_yaml, "---\n", "apiVersion: resource.k8s.io/v1\n", "kind: DeviceClass\n",
+                    "metadata:\n", "  name: ", class_name, "\n", "spec:\n", "  extendedResourceName: ", options.domain,
+                    "/", device.name, "\n", "  selectors:\n", "  - cel:\n", "      expression: |-\n",
+                    "        device.driver == \"", discovery::kDriverName, "\" && (\n", absl::StrJoin(terms, " ||\n"),
+                    "\n        )\n");
   }
-  for (const auto& c : classes) absl::StrAppend(&plan.device_classes_yaml, "---\n", JsonToYaml(c));
   return plan;
 }
 

@@ -122,10 +122,20 @@ TEST(PlanMigrationTest, AGlobMovesToEveryDeviceItMatchesByStableAttributesOnly) 
   EXPECT_THAT(plan.device_classes_yaml, HasSubstr("name: serial.squat.ai"));
   EXPECT_THAT(plan.device_classes_yaml, HasSubstr("extendedResourceName: squat.ai/serial"));
   // The two identical adapters share one selector; no address, serial or bus path.
-  EXPECT_THAT(plan.device_classes_yaml,
-              HasSubstr("device.driver == \"liken.sh\" && ((device.attributes[\"liken.sh\"].vendor == \"0403\" && "
-                        "device.attributes[\"liken.sh\"].product == \"6001\" && "
-                        "device.attributes[\"liken.sh\"].subsystem == \"tty\"))"));
+  EXPECT_EQ(plan.device_classes_yaml, R"(---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: serial.squat.ai
+spec:
+  extendedResourceName: squat.ai/serial
+  selectors:
+  - cel:
+      expression: |-
+        device.driver == "liken.sh" && (
+          (device.attributes["liken.sh"].vendor == "0403" && device.attributes["liken.sh"].product == "6001" && device.attributes["liken.sh"].subsystem == "tty")
+        )
+)");
   EXPECT_THAT(plan.device_classes_yaml, ::testing::Not(HasSubstr("address")));
 }
 
@@ -169,7 +179,7 @@ TEST(PlanMigrationTest, GroupsOfOneDeviceMoveWithTheirNotes) {
 - {name: render, groups: [{count: 5, paths: [{path: /dev/dri/renderD128}]}]}
 - {name: bt, groups: [{usb: [{vendor: "8087", product: "0026"}]}]}
 - {name: one, groups: [{usb: [{vendor: "0403", product: "6001", serial: B2}]}]}
-)", {.domain = "example.com"});
+)", {.domain = "example.com", .class_suffix = ""});
   ASSERT_EQ(plan.groups.size(), 4u);
   for (const auto& g : plan.groups) EXPECT_TRUE(g.moves) << g.resource << ": " << g.reason;
   EXPECT_THAT(plan.groups[0].notes,
@@ -191,7 +201,7 @@ TEST(PlanMigrationTest, NamesThatCannotBecomeResourceOrClassNamesAreRefused) {
   EXPECT_EQ(PlanMigration(*devices, Node(), {}).status().code(), absl::StatusCode::kInvalidArgument);
   auto fine = ParseGenericDevicePluginConfig(R"({"name": "a", "groups": [{"paths": [{"path": "/dev/a"}]}]})");
   ASSERT_TRUE(fine.ok());
-  EXPECT_EQ(PlanMigration(*fine, Node(), {.domain = "Not A Domain"}).status().code(),
+  EXPECT_EQ(PlanMigration(*fine, Node(), {.domain = "Not A Domain", .class_suffix = ""}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
