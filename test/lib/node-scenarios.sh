@@ -467,8 +467,8 @@ spec:
   - cel: {expression: 'device.driver == "liken.sh" && device.attributes["liken.sh"].renderNode'}
 YAML
   local p before after claim uid spec request got
-  workload_pod baseline
-  wait_until 120 pod_running baseline || { fail "baseline $(pod_phase baseline)"; return 1; }
+  workload_pod ext-baseline  # its own: the start-up figure deleted every workload pod
+  wait_until 120 pod_running ext-baseline || { fail "ext-baseline $(pod_phase ext-baseline)"; return 1; }
   before=$(driver_metric liken_claim_get_fallbacks_total)
   extended_resource_pod ext-name example.com/render
   extended_resource_pod ext-class deviceclass.resource.kubernetes.io/gpu-display.liken.sh
@@ -476,7 +476,7 @@ YAML
     wait_until 120 pod_running "$p" || { fail "$p $(pod_phase "$p"): $(pod_scheduling "$p")"; continue; }
     claim=$(pod_extended_claim "$p")
     [ -n "$claim" ] && pass "$p: the scheduler made claim $claim ($(claim_devices "$claim"))" || { fail "$p: no status.extendedResourceClaimStatus"; continue; }
-    check_container_devices baseline "$p" "$([ "$p" = ext-name ] && echo "c 226 0" || echo "c 226 128")"
+    check_container_devices ext-baseline "$p" "$([ "$p" = ext-name ] && echo "c 226 0" || echo "c 226 128")"
     request=$(k get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].request}')
     got=$(k exec "$p" -- cat "/var/run/kubernetes.io/dra-device-attributes/resourceclaims/$claim/$request/liken.sh-metadata.json" 2>&1 |
       jq -rs '.[0] | [.metadata.name, (.podClaimName // "none"), .requests[0].name] | join(" ")' 2>&1)
@@ -494,7 +494,7 @@ YAML
   wait_until 60 node_sh "[ ! -e '$spec' ] && [ ! -e '$CLAIMS_DIR/$uid.json' ]" &&
     pass "deleting ext-name unprepares $claim (CDI spec and record gone)" || fail "after deleting ext-name: $claim's spec or record remains"
   wait_until 60 claim_gone "$claim" && pass "the scheduler's claim $claim goes with its pod" || fail "claim $claim remains"
-  delete_pods ext-class
+  delete_pods ext-class ext-baseline
   k delete deviceclass ext-render.liken.sh >/dev/null 2>&1 || true
 }
 
