@@ -187,14 +187,17 @@ struct Selector {
   std::string Cel() const {
     auto attr = [](const char* name) { return absl::StrCat("device.attributes[\"", discovery::kDriverName, "\"].", name); };
     std::vector<std::string> terms;
+    // Every read is guarded by has(): reading an attribute a device lacks is a CEL error, which fails the
+    // allocation instead of skipping the device.
     auto eq = [&](const char* name, const std::optional<std::string>& v) {
-      terms.push_back(v ? absl::StrCat(attr(name), " == \"", *v, "\"") : absl::StrCat("!has(", attr(name), ")"));
+      terms.push_back(v ? absl::StrCat("has(", attr(name), ") && ", attr(name), " == \"", *v, "\"")
+                        : absl::StrCat("!has(", attr(name), ")"));
     };
     eq("vendor", vendor);
     eq("product", product);
     eq("subsystem", subsystem);
-    if (render_node) terms.push_back(attr("renderNode"));
-    if (display_node) terms.push_back(attr("displayNode"));
+    if (render_node) terms.push_back(absl::StrCat("has(", attr("renderNode"), ") && ", attr("renderNode")));
+    if (display_node) terms.push_back(absl::StrCat("has(", attr("displayNode"), ") && ", attr("displayNode")));
     if (address) eq("address", address);
     return absl::StrCat("(", absl::StrJoin(terms, " && "), ")");
   }
@@ -232,8 +235,8 @@ std::vector<Selector> PlanGroup(const PluginGroup& group, const std::vector<Publ
     }
     if (!any) {
       if (auto v = VirtualNodeMatching(p.path)) {
-        out->reason = absl::StrCat(p.path, " is a virtual node (", *v,
-                                   "): no hardware is behind it, and liken delivers only the nodes of PCI and USB "
+        out->reason = absl::StrCat(p.path, " is a virtual node", *v == p.path ? "" : absl::StrCat(" (", *v, ")"),
+                                   ": no hardware is behind it, and liken delivers only the nodes of PCI and USB "
                                    "devices; keep the device plugin for it");
         return {};
       }

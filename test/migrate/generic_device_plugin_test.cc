@@ -133,7 +133,7 @@ spec:
   - cel:
       expression: |-
         device.driver == "liken.sh" && (
-          (device.attributes["liken.sh"].vendor == "0403" && device.attributes["liken.sh"].product == "6001" && device.attributes["liken.sh"].subsystem == "tty")
+          (has(device.attributes["liken.sh"].vendor) && device.attributes["liken.sh"].vendor == "0403" && has(device.attributes["liken.sh"].product) && device.attributes["liken.sh"].product == "6001" && has(device.attributes["liken.sh"].subsystem) && device.attributes["liken.sh"].subsystem == "tty")
         )
 )");
   EXPECT_THAT(plan.device_classes_yaml, ::testing::Not(HasSubstr("address")));
@@ -146,7 +146,7 @@ TEST(PlanMigrationTest, AnExactPathPinsTheAddressOnlyWhenATwinWouldMatchToo) {
   MigrationPlan unique = Plan(R"({"name": "card", "groups": [{"paths": [{"path": "/dev/dri/renderD128"}]}]})");
   ASSERT_TRUE(unique.groups[0].moves);
   EXPECT_THAT(unique.device_classes_yaml, ::testing::Not(HasSubstr("address")));
-  EXPECT_THAT(unique.device_classes_yaml, HasSubstr("device.attributes[\"liken.sh\"].renderNode"));
+  EXPECT_THAT(unique.device_classes_yaml, HasSubstr("has(device.attributes[\"liken.sh\"].renderNode) && device.attributes[\"liken.sh\"].renderNode)"));
 }
 
 TEST(PlanMigrationTest, SaysWhyAGroupCannotMove) {
