@@ -532,3 +532,27 @@ YAML
   k delete namespace liken-admin --wait=false >/dev/null 2>&1 || true
   delete_pods admin-holder
 }
+
+# From a device plugin to liken: `liken-dra deviceclasses` on the recording the driver publishes (the laptop) prints
+# a class for squat/generic-device-plugin's serial group; the API server takes it (CEL compiled), and a pod written
+# for the device plugin (`squat.ai/serial: 1`) is scheduled on this node and starts with the adapter's nodes.
+node_scenario_migration_classes() {
+  local bin=${LIKEN_DRA:-$REPO/build/liken-dra} out claim
+  out=$(echo '{"name": "serial", "groups": [{"paths": [{"path": "/dev/ttyUSB*"}]}, {"paths": [{"path": "/dev/fuse"}]}]}' |
+    umockdev-run -d "$REPO/test/machines/laptop.umockdev" -- "$bin" deviceclasses --from-generic-device-plugin - 2>&1) ||
+    { fail "liken-dra deviceclasses: $(echo "$out" | tail -n 3 | paste -sd'|')"; return 1; }
+  echo "$out" | grep -q '^# serial\[1\] /dev/fuse: cannot move: /dev/fuse is a virtual node' &&
+    pass "deviceclasses says the /dev/fuse group cannot move" || fail "deviceclasses output: $(echo "$out" | head -n 5 | paste -sd'|')"
+  echo "$out" | k apply -f - >/dev/null 2>&1 && pass "the printed DeviceClass serial.squat.ai is accepted by the API server" ||
+    { fail "kubectl apply of the printed class: $(echo "$out" | k apply -f - 2>&1 | tail -n 2 | paste -sd'|')"; return 1; }
+  extended_resource_pod gdp-serial squat.ai/serial
+  if wait_until 120 pod_running gdp-serial; then
+    claim=$(pod_extended_claim gdp-serial)
+    pass "gdp-serial (limits squat.ai/serial: 1) Running with the scheduler's claim $claim ($(claim_devices "$claim"))"
+    expect_eq "gdp-serial holds the adapter's tty" "/dev/ttyUSB0" "$(container_dev_nodes gdp-serial | awk '{ print $1 }' | grep '^/dev/ttyUSB')"
+  else
+    fail "gdp-serial $(pod_phase gdp-serial): $(pod_scheduling gdp-serial)"
+  fi
+  delete_pods gdp-serial
+  k delete deviceclass serial.squat.ai >/dev/null 2>&1 || true
+}
