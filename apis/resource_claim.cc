@@ -22,6 +22,15 @@ absl::StatusOr<ResourceClaim> ParseResourceClaim(const nlohmann::json& j) {
   absl::StatusOr<ObjectMeta> meta = ParseObjectMeta(j["metadata"]);
   if (!meta.ok()) return absl::InvalidArgumentError(absl::StrCat("ResourceClaim ", meta.status().message()));
   claim.metadata = *std::move(meta);
+  if (auto a = j["metadata"].find("annotations"); a != j["metadata"].end() && !a->is_null()) {
+    if (!a->is_object()) return absl::InvalidArgumentError("ResourceClaim metadata.annotations is not an object");
+    if (auto p = a->find(kPodClaimNameAnnotation); p != a->end() && p->is_string()) {
+      claim.pod_claim_name = p->get<std::string>();
+    }
+    if (auto e = a->find(kExtendedResourceClaimAnnotation); e != a->end() && e->is_string()) {
+      claim.extended_resource_claim = e->get<std::string>() == "true";
+    }
+  }
   try {
     const nlohmann::json status = j.value("status", nlohmann::json::object());
     if (!status.is_object()) return absl::InvalidArgumentError("ResourceClaim status is not an object");
@@ -39,6 +48,7 @@ absl::StatusOr<ResourceClaim> ParseResourceClaim(const nlohmann::json& j) {
           res.pool = r.value("pool", "");
           res.device = r.value("device", "");
           if (r.contains("shareID") && r["shareID"].is_string()) res.share_id = r["shareID"].get<std::string>();
+          res.admin_access = r.contains("adminAccess") && r["adminAccess"].is_boolean() && r["adminAccess"].get<bool>();
           claim.results.push_back(std::move(res));
         }
       }

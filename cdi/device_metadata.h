@@ -8,7 +8,7 @@
 // for a claim the pod names directly, and
 //   /var/run/kubernetes.io/dra-device-attributes/resourceclaimtemplates/<podClaimName>/<request>/liken.sh-metadata.json
 // for a claim made from a template (the pod's own name for the claim, from the claim's
-// resource.kubernetes.io/pod-claim-name annotation).
+// resource.kubernetes.io/pod-claim-name annotation, apis::ResourceClaim::pod_claim_name).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +28,6 @@ namespace liken::cdi {
 inline constexpr char kMetadataGroup[] = "metadata.resource.k8s.io";
 inline constexpr char kMetadataKind[] = "DeviceMetadata";
 inline constexpr char kMetadataContainerDir[] = "/var/run/kubernetes.io/dra-device-attributes";
-// The annotation that names a template claim in its pod (resource.k8s.io's PodResourceClaimAnnotation).
-inline constexpr char kPodClaimNameAnnotation[] = "resource.kubernetes.io/pod-claim-name";
 
 // The API versions written, newest first. Thread-safe.
 const std::vector<std::string>& MetadataVersions();

@@ -9,6 +9,8 @@ int ScanCommand(int argc, char** argv);
 int ReportCommand(int argc, char** argv);
 // `liken-dra run`: the node daemon (kubelet plugin, informers, reconcile loop, metrics).
 int RunCommand(int argc, char** argv);
+// `liken-dra deviceclasses`: DeviceClasses that serve a device plugin's resource names from liken devices.
+int DeviceClassesCommand(int argc, char** argv);
 // `liken-dra healthcheck`: exits 0 when the running daemon's sockets answer.
 int HealthcheckCommand(int argc, char** argv);
 

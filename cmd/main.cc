@@ -18,6 +18,8 @@ constexpr Subcommand kSubcommands[] = {
     {"scan", liken::cmd::ScanCommand, "print the ResourceSlices this node would publish"},
     {"report", liken::cmd::ReportCommand, "print the hardware report (published, withheld, unclaimed)"},
     {"run", liken::cmd::RunCommand, "run the node daemon"},
+    {"deviceclasses", liken::cmd::DeviceClassesCommand,
+     "print DeviceClasses serving a device plugin's resource names (--from-generic-device-plugin FILE)"},
     {"healthcheck", liken::cmd::HealthcheckCommand, "check that the running daemon answers"},
 };
 

@@ -21,7 +21,8 @@ std::string StringAt(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// Keeps only what the cache reads of a pod: identity and the claims it names.
+// Keeps only what the cache reads of a pod: identity and the claims it names (spec, template and
+// extended-resource claims).
 void SlimPod(nlohmann::json* pod) {
   if (!pod->is_object()) return;
   nlohmann::json slim = nlohmann::json::object();
@@ -36,8 +37,8 @@ void SlimPod(nlohmann::json* pod) {
     }
   }
   if (auto status = pod->find("status"); status != pod->end() && status->is_object()) {
-    if (auto v = status->find("resourceClaimStatuses"); v != status->end()) {
-      slim["status"]["resourceClaimStatuses"] = std::move(*v);
+    for (const char* key : {"resourceClaimStatuses", "extendedResourceClaimStatus"}) {
+      if (auto v = status->find(key); v != status->end()) slim["status"][key] = std::move(*v);
     }
   }
   *pod = std::move(slim);
@@ -87,7 +88,15 @@ std::vector<std::string> ClaimKeysOfPod(const nlohmann::json& pod) {
     }
   };
   add_from(pod.value("spec", nlohmann::json::object()), "resourceClaims");
-  add_from(pod.value("status", nlohmann::json::object()), "resourceClaimStatuses");
+  const nlohmann::json status = pod.value("status", nlohmann::json::object());
+  add_from(status, "resourceClaimStatuses");
+  // The claim the scheduler made for the pod's extended resources (one object, not a list).
+  if (status.is_object()) {
+    if (auto e = status.find("extendedResourceClaimStatus"); e != status.end()) {
+      std::string claim = StringAt(*e, "resourceClaimName");
+      if (!claim.empty()) keys.insert(ns + "/" + claim);
+    }
+  }
   return {keys.begin(), keys.end()};
 }
 

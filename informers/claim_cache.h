@@ -19,9 +19,10 @@
 
 namespace liken::informers {
 
-// "namespace/name" of every ResourceClaim `pod` names (spec.resourceClaims[].resourceClaimName and
-// status.resourceClaimStatuses[].resourceClaimName), sorted, without duplicates. Malformed parts are
-// skipped. Thread-safe.
+// "namespace/name" of every ResourceClaim `pod` names (spec.resourceClaims[].resourceClaimName,
+// status.resourceClaimStatuses[].resourceClaimName, and status.extendedResourceClaimStatus.resourceClaimName:
+// the claim the scheduler made for the pod's extended resources), sorted, without duplicates. Malformed parts
+// are skipped. Thread-safe.
 std::vector<std::string> ClaimKeysOfPod(const nlohmann::json& pod);
 
 // The claim cache. Watches Pods with spec.nodeName=<node>; a worker fetches each named claim. Thread-safe.
@@ -45,7 +46,8 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
 
   // ClaimLookup: the cached claim, else one GET (counted by the observer's OnClaimGetFallback; cached when a
   // pod on this node names it). InvalidArgument, without a request, for a namespace that is no DNS label or a
-  // name that is no DNS subdomain. A claim from the cache has its parsed fields only (`raw` and `metadata.raw` are empty). Thread-safe.
+  // name that is no DNS subdomain. A claim from the cache has its parsed fields only (`raw` and `metadata.raw` are
+  // empty; apis::ResourceClaim parses what readers need, such as pod_claim_name). Thread-safe.
   absl::StatusOr<apis::ResourceClaim> Get(const std::string& namespace_name, const std::string& name,
                                           const std::string& uid) override;
   // ClaimLookup: the cached claim, never a request; FailedPrecondition when the cache lacks it (no pod on this

@@ -51,6 +51,7 @@ std::string PreparedClaimToJson(const PreparedClaim& claim, absl::string_view bo
                          {"device", r.device},
                          {"cdiDeviceIDs", StringList(r.cdi_device_ids)}};
     if (r.share_id) jr["shareID"] = *r.share_id;
+    if (r.admin_access) jr["adminAccess"] = true;
     results.push_back(std::move(jr));
   }
   nlohmann::json delivered = nlohmann::json::array();
@@ -65,11 +66,13 @@ std::string PreparedClaimToJson(const PreparedClaim& claim, absl::string_view bo
     }
     nlohmann::json attributes = nlohmann::json::object();
     for (const auto& [key, value] : d.attributes) attributes[key] = apis::AttributeValueToJson(value);
-    delivered.push_back({{"name", d.name},
+    nlohmann::json jd = {{"name", d.name},
                          {"nodes", std::move(nodes)},
                          {"usbInterfaces", StringList(d.usb_interfaces)},
                          {"sysfsPath", d.sysfs_path},
-                         {"attributes", std::move(attributes)}});
+                         {"attributes", std::move(attributes)}};
+    if (d.admin_access) jd["adminAccess"] = true;
+    delivered.push_back(std::move(jd));
   }
   nlohmann::json j = {
       {"version", kRecordVersion},
@@ -102,6 +105,7 @@ absl::StatusOr<CheckpointRecord> ParsePreparedClaim(absl::string_view json_text)
       pr.device = r.at("device").get<std::string>();
       pr.cdi_device_ids = ReadStringList(r, "cdiDeviceIDs");
       if (r.contains("shareID")) pr.share_id = r.at("shareID").get<std::string>();
+      pr.admin_access = r.value("adminAccess", false);
       rec.claim.results.push_back(std::move(pr));
     }
     for (const auto& d : j.at("delivered")) {
@@ -120,6 +124,7 @@ absl::StatusOr<CheckpointRecord> ParsePreparedClaim(absl::string_view json_text)
       }
       dd.usb_interfaces = ReadStringList(d, "usbInterfaces");
       dd.sysfs_path = d.value("sysfsPath", "");
+      dd.admin_access = d.value("adminAccess", false);
       if (auto a = d.find("attributes"); a != d.end() && a->is_object()) {
         for (const auto& [key, value] : a->items()) {
           if (auto v = ReadAttributeValue(value)) dd.attributes[key] = *v;

@@ -324,6 +324,7 @@ std::vector<absl::Status> ClaimPreparer::Unprepare(const std::vector<ClaimRef>& 
 
 void ClaimPreparer::Rebind(const PreparedClaim& claim) {
   for (const auto& d : claim.delivered) {
+    if (d.admin_access) continue;  // the device's owner claim decides its binding
     for (const auto& iface : d.usb_interfaces) {
       if (auto s = rebinder_->RebindIfUnbound(iface); !s.ok()) {
         LogWarning("rebinding a USB interface to its driver failed",

@@ -42,10 +42,9 @@ absl::StatusOr<PreparedClaim> ClaimResolver::Resolve(const ClaimRef& ref) const 
   }
   PreparedClaim prepared;
   prepared.ref = ref;
-  if (auto a = claim->metadata.raw.find("annotations"); a != claim->metadata.raw.end() && a->is_object()) {
-    if (auto p = a->find(cdi::kPodClaimNameAnnotation); p != a->end() && p->is_string()) {
-      prepared.pod_claim_name = p->get<std::string>();
-    }
+  // From the parsed field: a claim served by the node's claim cache has no raw JSON.
+  if (claim->pod_claim_name.has_value() && !claim->pod_claim_name->empty()) {
+    prepared.pod_claim_name = *claim->pod_claim_name;
   }
   std::vector<std::string> names;
   for (const auto& r : results) {
@@ -60,13 +59,16 @@ absl::StatusOr<PreparedClaim> ClaimResolver::Resolve(const ClaimRef& ref) const 
     pr.device = r.device;
     pr.cdi_device_ids = {cdi::ClaimDeviceId(ref.uid, r.device)};
     pr.share_id = r.share_id;
+    pr.admin_access = r.admin_access;
     prepared.results.push_back(std::move(pr));
   }
   auto devices = catalog_->Resolve(names);
   if (!devices.ok()) return Annotate(devices.status(), absl::StrCat(what, ": "));
   for (auto& d : *devices) {
-    prepared.delivered.push_back(
-        {d.name, std::move(d.nodes), std::move(d.usb_interfaces), std::move(d.sysfs_path), std::move(d.attributes)});
+    bool admin_only = true;
+    for (const auto& r : results) admin_only = admin_only && (r.device != d.name || r.admin_access);
+    prepared.delivered.push_back({d.name, std::move(d.nodes), std::move(d.usb_interfaces), std::move(d.sysfs_path),
+                                  std::move(d.attributes), admin_only});
   }
   if (with_metadata_) {
     auto files = MetadataFilesFor(prepared);

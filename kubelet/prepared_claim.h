@@ -19,6 +19,7 @@ struct PreparedResult {
   std::string device;
   std::vector<std::string> cdi_device_ids;
   std::optional<std::string> share_id;  // sent to v1 kubelets only
+  bool admin_access = false;             // allocated for admin access (DRAAdminAccess)
 
   friend bool operator==(const PreparedResult&, const PreparedResult&) = default;
 };
@@ -30,6 +31,9 @@ struct DeliveredDevice {
   std::vector<std::string> usb_interfaces;
   std::string sysfs_path;
   std::map<std::string, discovery::AttributeValue> attributes;  // as published; for the metadata files
+  // Every result delivering it is admin access: the device belongs to another claim, so unprepare leaves its
+  // USB interfaces' driver binding alone (the owner's program may have detached the kernel driver).
+  bool admin_access = false;
 
   friend bool operator==(const DeliveredDevice&, const DeliveredDevice&) = default;
 };

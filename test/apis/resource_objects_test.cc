@@ -69,5 +69,22 @@ TEST(ResourceClaimJsonTest, ReadsAllocationResultsForThisDriverAndPool) {
       "status": {"allocation": {"devices": {"results": {}}}}})")).ok());
 }
 
+TEST(ResourceClaimJsonTest, ParsesTheAnnotationsReadersNeed) {
+  auto tmpl = ParseResourceClaim(nlohmann::json::parse(R"({"metadata": {"name": "p-gpu-x7k", "annotations": {
+      "resource.kubernetes.io/pod-claim-name": "gpu", "other": "x"}}})"));
+  ASSERT_TRUE(tmpl.ok()) << tmpl.status();
+  EXPECT_EQ(tmpl->pod_claim_name, std::optional<std::string>("gpu"));
+  EXPECT_FALSE(tmpl->extended_resource_claim);
+  auto ext = ParseResourceClaim(nlohmann::json::parse(R"({"metadata": {"name": "p-extended-resources-x7k",
+      "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}}})"));
+  ASSERT_TRUE(ext.ok()) << ext.status();
+  EXPECT_TRUE(ext->extended_resource_claim);
+  EXPECT_FALSE(ext->pod_claim_name.has_value());
+  auto plain = ParseResourceClaim(nlohmann::json::parse(R"({"metadata": {"name": "c"}})"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->pod_claim_name.has_value());
+  EXPECT_FALSE(ParseResourceClaim(nlohmann::json::parse(R"({"metadata": {"name": "c", "annotations": [1]}})")).ok());
+}
+
 }  // namespace
 }  // namespace liken::apis

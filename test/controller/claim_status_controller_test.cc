@@ -225,6 +225,36 @@ TEST_F(ClaimStatusControllerTest, PreparedClaimGetsReadyEntriesByServerSideApply
   EXPECT_EQ(observer_.count("success"), 1);
 }
 
+// The claim the scheduler made for a pod's extended resources (named only in the pod's status) gets its entries
+// like a claim the pod names, and loses them at unprepare.
+TEST_F(ClaimStatusControllerTest, TheSchedulersExtendedResourceClaimGetsEntries) {
+  const std::string name = "p-extended-resources-x7k";
+  nlohmann::json claim = Claim(name);
+  claim["metadata"]["uid"] = "uid-ext";
+  claim["metadata"]["annotations"] = {{"resource.kubernetes.io/extended-resource-claim", "true"}};
+  server_.Upsert("resourceclaims", claim);
+  nlohmann::json pod = {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata", {{"name", "p"}, {"namespace", "ns1"}}},
+                        {"spec", {{"nodeName", "node-a"}}}};
+  pod["status"]["extendedResourceClaimStatus"] = {
+      {"resourceClaimName", name},
+      {"requestMappings", {{{"containerName", "c"}, {"resourceName", "squat.ai/serial"}, {"requestName", "serial"}}}}};
+  server_.Upsert("pods", pod);
+  cache_->Start();
+  ASSERT_TRUE(cache_->WaitForSync());
+  started_ = true;
+  DriveUntil(&clock_, [&] { return cache_->GetCached("ns1", name, "uid-ext").ok(); });
+  controller_->SetPrepared(Prepared(name, "uid-ext"));
+  EXPECT_EQ(controller_->DrainForTest(), 1);
+  EXPECT_THAT(Entries(name), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
+                                                    "usb-1-1:Ready=True/Prepared"));
+  controller_->SetUnprepared("ns1", name, "uid-ext");
+  controller_->DrainForTest();
+  EXPECT_TRUE(Entries(name).empty());
+  EXPECT_THAT(Entries(name, "other.example.com"), ::testing::ElementsAre("eth0:Ready=True/Up"));
+}
+
 TEST_F(ClaimStatusControllerTest, IdleAndRepeatedEventsCostNoWrite) {
   std::string uid = AddClaim("serial");
   // Coalesced: three changes before the worker runs are one sync and one write.

@@ -41,6 +41,33 @@ nlohmann::json Claim(const std::string& name, const std::string& note = "") {
   return claim;
 }
 
+// A pod that asks for extended resources only; the scheduler named its claim in the pod's status.
+nlohmann::json PodWithExtendedResourceClaim(const std::string& name, const std::string& node,
+                                            const std::string& claim) {
+  nlohmann::json pod = {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata", {{"name", name}, {"namespace", "ns1"}}},
+                        {"spec", {{"nodeName", node}}}};
+  pod["status"]["extendedResourceClaimStatus"] = {
+      {"resourceClaimName", claim},
+      {"requestMappings",
+       {{{"containerName", "app"}, {"resourceName", "squat.ai/serial"}, {"requestName", "container-0-request-0"}}}}};
+  return pod;
+}
+
+TEST(ClaimKeysOfPodTest, ReadsTheExtendedResourceClaimOfTheStatus) {
+  EXPECT_EQ(ClaimKeysOfPod(PodWithExtendedResourceClaim("p", "n", "p-extended-resources-x7k")),
+            (std::vector<std::string>{"ns1/p-extended-resources-x7k"}));
+  auto both = PodWithClaims("p", "n", "direct");
+  both["status"]["extendedResourceClaimStatus"] = {{"resourceClaimName", "ext"}};
+  EXPECT_EQ(ClaimKeysOfPod(both), (std::vector<std::string>{"ns1/direct", "ns1/ext"}));
+  for (const char* junk : {R"({"resourceClaimName": 5})", R"([{"resourceClaimName": "a"}])", R"("x")", "{}"}) {
+    nlohmann::json pod = PodWithClaims("p", "n", "");
+    pod["status"]["extendedResourceClaimStatus"] = nlohmann::json::parse(junk);
+    EXPECT_TRUE(ClaimKeysOfPod(pod).empty()) << junk;
+  }
+}
+
 TEST(ClaimKeysOfPodTest, ReadsSpecAndStatusAndSkipsJunk) {
   auto pod = PodWithClaims("p", "n", "direct", "generated");
   EXPECT_EQ(ClaimKeysOfPod(pod), (std::vector<std::string>{"ns1/direct", "ns1/generated"}));
@@ -101,6 +128,56 @@ TEST_F(ClaimCacheTest, FetchesClaimsOfThisNodesPodsAndServesThemFromTheCache) {
   EXPECT_TRUE(claim->allocated);
   EXPECT_EQ(server_.CountRequests(path, false), gets) << "served from the cache";
   EXPECT_EQ(observer_.fallbacks, 0) << "a cache hit is no fallback";
+  cache_->Stop();
+}
+
+// The scheduler's claim for a pod's extended resources is followed like any other: prepare reads it from the
+// cache (no request, no fallback), and it goes when the pod goes.
+TEST_F(ClaimCacheTest, FollowsTheExtendedResourceClaimOfThisNodesPods) {
+  nlohmann::json claim = Claim("p1-extended-resources-x7k");
+  claim["metadata"]["annotations"] = {{"resource.kubernetes.io/extended-resource-claim", "true"}};
+  server_.Upsert("resourceclaims", claim);
+  server_.Upsert("resourceclaims", Claim("p2-extended-resources-q2w"));
+  server_.Upsert("pods", PodWithExtendedResourceClaim("p1", "node-a", "p1-extended-resources-x7k"));
+  server_.Upsert("pods", PodWithExtendedResourceClaim("p2", "node-b", "p2-extended-resources-q2w"));
+  cache_->Start();
+  ASSERT_TRUE(cache_->WaitForSync());
+  DriveUntil(&clock_, [&] { return Cached("ns1/p1-extended-resources-x7k"); });
+  EXPECT_FALSE(Cached("ns1/p2-extended-resources-q2w")) << "another node's pod";
+  const std::string path = ResourceClaimPath("ns1", "p1-extended-resources-x7k");
+  const int gets = server_.CountRequests(path, false);
+  auto got = cache_->Get("ns1", "p1-extended-resources-x7k", "");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(got->extended_resource_claim);
+  EXPECT_FALSE(got->pod_claim_name.has_value());
+  EXPECT_EQ(server_.CountRequests(path, false), gets) << "served from the cache";
+  EXPECT_EQ(observer_.fallbacks, 0);
+  server_.Delete("pods", "ns1/p1");
+  DriveUntil(&clock_, [&] { return !Cached("ns1/p1-extended-resources-x7k"); });
+  cache_->Stop();
+}
+
+// The slim cached claim keeps what readers need of its metadata: the pod's name for a template claim.
+TEST_F(ClaimCacheTest, ATemplateClaimKeepsThePodsNameForItInTheCacheAndWithout) {
+  nlohmann::json claim = Claim("p1-gpu-7f2kq");
+  claim["metadata"]["annotations"] = {{"resource.kubernetes.io/pod-claim-name", "gpu"}};
+  server_.Upsert("resourceclaims", claim);
+  nlohmann::json other = Claim("p9-gpu-a1b2c");
+  other["metadata"]["annotations"] = {{"resource.kubernetes.io/pod-claim-name", "tmpl"}};
+  server_.Upsert("resourceclaims", other);
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "", "p1-gpu-7f2kq"));
+  cache_->Start();
+  ASSERT_TRUE(cache_->WaitForSync());
+  DriveUntil(&clock_, [&] { return Cached("ns1/p1-gpu-7f2kq"); });
+  auto cached = cache_->GetCached("ns1", "p1-gpu-7f2kq", "");
+  ASSERT_TRUE(cached.ok()) << cached.status();
+  EXPECT_TRUE(cached->metadata.raw.empty()) << "the cache keeps the slim form";
+  EXPECT_EQ(cached->pod_claim_name, std::optional<std::string>("gpu"));
+  // Without the cache (no pod here names it): one GET, the same field.
+  auto read = cache_->Get("ns1", "p9-gpu-a1b2c", "");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(observer_.fallbacks, 1);
+  EXPECT_EQ(read->pod_claim_name, std::optional<std::string>("tmpl"));
   cache_->Stop();
 }
 

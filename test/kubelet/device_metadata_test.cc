@@ -27,6 +27,7 @@ constexpr char kNode[] = "node-a";
 constexpr char kGpuUid[] = "a1b2c3d4-0000-4000-8000-00000000000a";
 constexpr char kUsbUid[] = "b1b2c3d4-0000-4000-8000-00000000000b";
 constexpr char kTemplateUid[] = "c1b2c3d4-0000-4000-8000-00000000000c";
+constexpr char kExtendedUid[] = "d1b2c3d4-0000-4000-8000-00000000000d";
 constexpr char kContainerDir[] = "/var/run/kubernetes.io/dra-device-attributes";
 
 bool Exists(const std::string& path) {
@@ -67,6 +68,12 @@ class DeviceMetadataTest : public ::testing::TestWithParam<DraVersion> {
     lookup_.Add(ClaimJson("ns", "serial", kUsbUid, kNode, {{"port", "usb-1-2-1-0"}}));
     lookup_.Add(Annotated(ClaimJson("ns", "pod-x-gpu-7f2kq", kTemplateUid, kNode, {{"render", "pci-0000-00-02-0"}}),
                           "gpu"));
+    // The scheduler's claim for a pod's extended resources: one request per container and resource.
+    nlohmann::json ext = ClaimJson("ns", "pod-y-extended-resources-q2w", kExtendedUid, kNode,
+                                   {{"container-0-request-0", "pci-0000-00-02-0"},
+                                    {"container-0-request-1", "usb-1-2-1-0"}});
+    ext["metadata"]["annotations"] = {{"resource.kubernetes.io/extended-resource-claim", "true"}};
+    lookup_.Add(ext);
     StartPlugin();
   }
 
@@ -185,7 +192,10 @@ TEST_P(DeviceMetadataTest, EachRequestOfADirectClaimGetsAFileMountedAtTheStandar
   EXPECT_EQ(Metadata(kGpuUid, "display")["requests"][0]["devices"][0]["name"], "pci-0000-00-02-0-display");
 }
 
+// Served from the node's claim cache (the normal case: the slim claim, without its raw JSON).
 TEST_P(DeviceMetadataTest, TemplateClaimIsMountedUnderThePodsNameForIt) {
+  ASSERT_TRUE(lookup_.GetCached("ns", "pod-x-gpu-7f2kq", kTemplateUid).ok());
+  EXPECT_TRUE(lookup_.GetCached("ns", "pod-x-gpu-7f2kq", kTemplateUid)->metadata.raw.empty()) << "served slim";
   auto answer = kubelet_->Prepare({{"ns", kTemplateUid, "pod-x-gpu-7f2kq"}});
   LIKEN_ASSERT_OK(answer);
   ASSERT_EQ(answer->at(kTemplateUid).error, "");
@@ -194,6 +204,48 @@ TEST_P(DeviceMetadataTest, TemplateClaimIsMountedUnderThePodsNameForIt) {
   nlohmann::json m = Metadata(kTemplateUid, "render");
   EXPECT_EQ(m["podClaimName"], "gpu");
   EXPECT_EQ(m["metadata"]["name"], "pod-x-gpu-7f2kq");
+}
+
+// Served without the cache (an API read): the same path.
+TEST_P(DeviceMetadataTest, TemplateClaimReadFromTheServerIsMountedUnderThePodsNameForIt) {
+  lookup_.Uncached("ns", "pod-x-gpu-7f2kq");
+  const int gets = lookup_.gets();
+  auto answer = kubelet_->Prepare({{"ns", kTemplateUid, "pod-x-gpu-7f2kq"}});
+  LIKEN_ASSERT_OK(answer);
+  ASSERT_EQ(answer->at(kTemplateUid).error, "");
+  EXPECT_EQ(lookup_.gets(), gets + 1) << "read from the server";
+  EXPECT_EQ(Spec(kTemplateUid)["devices"][1]["containerEdits"]["mounts"][0]["containerPath"],
+            absl::StrCat(kContainerDir, "/resourceclaimtemplates/gpu/render/liken.sh-metadata.json"));
+  EXPECT_EQ(Metadata(kTemplateUid, "render")["podClaimName"], "gpu");
+}
+
+// A claim the scheduler made for extended resources has no pod-claim-name: its files are where the upstream helper
+// puts any claim without one, resourceclaims/<claim>/<request>/, one per request (a container that asks for two
+// resources gets both requests' devices and files); unprepare removes them.
+TEST_P(DeviceMetadataTest, ExtendedResourceClaimIsMountedUnderItsOwnName) {
+  auto answer = kubelet_->Prepare({{"ns", kExtendedUid, "pod-y-extended-resources-q2w"}});
+  LIKEN_ASSERT_OK(answer);
+  const ClaimAnswer& a = answer->at(kExtendedUid);
+  ASSERT_EQ(a.error, "");
+  ASSERT_EQ(a.devices.size(), 2u);
+  EXPECT_EQ(a.devices[0].request_names, std::vector<std::string>{"container-0-request-0"});
+  EXPECT_EQ(a.devices[1].request_names, std::vector<std::string>{"container-0-request-1"});
+  const nlohmann::json spec = Spec(kExtendedUid);
+  std::vector<std::string> paths;
+  for (const auto& d : spec["devices"]) {
+    if (d["containerEdits"].contains("mounts")) paths.push_back(d["containerEdits"]["mounts"][0]["containerPath"]);
+  }
+  EXPECT_THAT(paths, ::testing::UnorderedElementsAre(
+                         absl::StrCat(kContainerDir, "/resourceclaims/pod-y-extended-resources-q2w/container-0-request-0/liken.sh-metadata.json"),
+                         absl::StrCat(kContainerDir, "/resourceclaims/pod-y-extended-resources-q2w/container-0-request-1/liken.sh-metadata.json")));
+  nlohmann::json m = Metadata(kExtendedUid, "container-0-request-1");
+  EXPECT_FALSE(m.contains("podClaimName"));
+  EXPECT_EQ(m["requests"][0]["devices"][0]["name"], "usb-1-2-1-0");
+  auto gone = kubelet_->Unprepare({{"ns", kExtendedUid, "pod-y-extended-resources-q2w"}});
+  LIKEN_ASSERT_OK(gone);
+  EXPECT_EQ(gone->at(kExtendedUid), "");
+  EXPECT_FALSE(Exists(HostFile(kExtendedUid, "container-0-request-0")));
+  EXPECT_FALSE(Exists(absl::StrCat(cdi_root_, "/liken.sh-", kExtendedUid, ".json")));
 }
 
 TEST_P(DeviceMetadataTest, UsbDeviceCarriesItsBusAndDeviceNumbers) {

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -17,7 +18,9 @@
 
 namespace liken::testing {
 
-// Serves claims added with Add(). Thread-safe.
+// Serves claims added with Add(). Like the node's claim cache, a claim it counts as cached is served in its
+// slim form (no raw JSON, parsed fields only); one that stands for an API read (held at a gate, or marked
+// with Uncached) comes whole. Thread-safe.
 class FakeClaimLookup : public informers::ClaimLookup {
  public:
   // Blocks lookups of one claim: `entered` fires when a lookup reaches the gate, which waits for `release`.
@@ -32,6 +35,11 @@ class FakeClaimLookup : public informers::ClaimLookup {
     if (!claim.ok()) std::abort();
     absl::MutexLock lock(&mu_);
     claims_[{claim->metadata.namespace_name, claim->metadata.name}] = *claim;
+  }
+  // From now on ns/name is not cached: GetCached fails, Get serves the whole claim (an API read). Thread-safe.
+  void Uncached(const std::string& ns, const std::string& name) {
+    absl::MutexLock lock(&mu_);
+    uncached_.insert({ns, name});
   }
   // Removes a claim. Thread-safe.
   void Remove(const std::string& ns, const std::string& name) {
@@ -51,10 +59,10 @@ class FakeClaimLookup : public informers::ClaimLookup {
                                                 const std::string& /*uid*/) override {
     absl::MutexLock lock(&mu_);
     auto it = claims_.find({ns, name});
-    if (it == claims_.end() || gates_.count({ns, name}) > 0) {
+    if (it == claims_.end() || gates_.count({ns, name}) > 0 || uncached_.count({ns, name}) > 0) {
       return absl::FailedPreconditionError("not cached: " + ns + "/" + name);
     }
-    return it->second;
+    return Slim(it->second);
   }
   // Thread-safe.
   absl::StatusOr<apis::ResourceClaim> Get(const std::string& ns, const std::string& name,
@@ -76,7 +84,8 @@ class FakeClaimLookup : public informers::ClaimLookup {
     absl::MutexLock lock(&mu_);
     auto it = claims_.find({ns, name});
     if (it == claims_.end()) return absl::NotFoundError("resourceclaims \"" + name + "\" not found");
-    return it->second;
+    if (gate || uncached_.count({ns, name}) > 0) return it->second;
+    return Slim(it->second);
   }
   // How many lookups ran. Thread-safe.
   int gets() const {
@@ -85,9 +94,17 @@ class FakeClaimLookup : public informers::ClaimLookup {
   }
 
  private:
+  // What the node's claim cache keeps of a claim.
+  static apis::ResourceClaim Slim(apis::ResourceClaim claim) {
+    claim.raw = nlohmann::json::object();
+    claim.metadata.raw = nlohmann::json::object();
+    return claim;
+  }
+
   mutable absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, apis::ResourceClaim> claims_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Gate>> gates_ ABSL_GUARDED_BY(mu_);
+  std::set<std::pair<std::string, std::string>> uncached_ ABSL_GUARDED_BY(mu_);
   int gets_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -690,6 +690,37 @@ TEST_P(KubeletPluginTest, UnprepareRebindsUsbInterfacesThatLostTheirDriver) {
   EXPECT_EQ(observer_.rebind_failures.load(), 0);
 }
 
+// Admin access (DRAAdminAccess): a claim allocated the serial adapter for admin access while "serial" holds it gets
+// the same nodes; its unprepare (also after a restart) leaves the interface's driver binding to the owner claim,
+// whose program may have detached the kernel driver, and leaves the owner's spec alone.
+TEST_P(KubeletPluginTest, AdminAccessClaimGetsTheSameNodesAndLeavesTheOwnersBindingAlone) {
+  constexpr char kAdminUid[] = "9f8e7d6c-0000-4000-8000-00000000000a";
+  const kubelet::ClaimRef admin{"admin-ns", kAdminUid, "serial-admin"};
+  lookup_.Add(ClaimJson("admin-ns", "serial-admin", kAdminUid, kNode,
+                        {{"port", "usb-1-2-1-0", "", "liken.sh", "", /*admin_access=*/true}}));
+  std::filesystem::create_directories(sysfs_root_ + "/bus/usb/devices/1-2:1.0");  // no driver link: detached
+  WriteFile(sysfs_root_ + "/bus/usb/drivers_probe", "");
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
+  auto answer = kubelet_->Prepare({admin});
+  LIKEN_ASSERT_OK(answer);
+  ASSERT_EQ(answer->at(kAdminUid).error, "");
+  EXPECT_EQ(ReadSpecJson(kAdminUid)["devices"][0]["containerEdits"], ReadSpecJson(kUsbUid)["devices"][0]["containerEdits"])
+      << "the same nodes as the owner's claim";
+  RestartPlugin();
+  auto un = kubelet_->Unprepare({admin});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kAdminUid), "");
+  EXPECT_FALSE(Exists(SpecPath(kAdminUid)));
+  auto probed = ReadFileToString(sysfs_root_ + "/bus/usb/drivers_probe");
+  LIKEN_ASSERT_OK(probed);
+  EXPECT_EQ(*probed, "") << "the admin claim's unprepare rebinds nothing";
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(UsbSerial().nodes)) << "the owner's spec is untouched";
+  LIKEN_ASSERT_OK(kubelet_->Unprepare({Usb()}));
+  probed = ReadFileToString(sysfs_root_ + "/bus/usb/drivers_probe");
+  LIKEN_ASSERT_OK(probed);
+  EXPECT_EQ(*probed, "1-2:1.0") << "the owner's unprepare rebinds";
+}
+
 TEST_P(KubeletPluginTest, UnprepareLeavesBoundInterfacesAlone) {
   const std::string iface_dir = sysfs_root_ + "/bus/usb/devices/1-2:1.0";
   std::filesystem::create_directories(iface_dir);

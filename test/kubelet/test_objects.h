@@ -19,6 +19,7 @@ struct TestResult {
   std::string pool{};  // empty: the node name passed to ClaimJson
   std::string driver = "liken.sh";
   std::string share_id{};  // empty: none
+  bool admin_access = false;  // allocated for admin access (adminAccess: true)
 };
 
 // A ResourceClaim as the API server returns it; `allocated` false leaves status.allocation out.
@@ -35,6 +36,7 @@ inline nlohmann::json ClaimJson(const std::string& ns, const std::string& name, 
     nlohmann::json jr = {{"request", r.request}, {"driver", r.driver}, {"pool", r.pool.empty() ? node : r.pool},
                          {"device", r.device}};
     if (!r.share_id.empty()) jr["shareID"] = r.share_id;
+    if (r.admin_access) jr["adminAccess"] = true;
     rs.push_back(jr);
   }
   j["status"] = {{"allocation", {{"devices", {{"results", rs}}}}}};

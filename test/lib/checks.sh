@@ -149,12 +149,15 @@ YAML
 pod_phase() { k get pod "$1" -o jsonpath='{.status.phase}'; }
 pod_running() { [ "$(pod_phase "$1")" = Running ]; }
 pod_gone() { ! k get pod "$1" >/dev/null 2>&1; }
-# The ResourceClaim a pod's claim `dev` resolved to (a template's generated claim, or the named one).
+# The ResourceClaim a pod's claim `dev` resolved to (a template's generated claim, or the named one), else the
+# scheduler's claim for its extended resources.
 # (status.resourceClaimStatuses lists only claims made from templates).
 pod_claim() {
   local c
   c=$(k get pod "$1" -o jsonpath='{.spec.resourceClaims[?(@.name=="dev")].resourceClaimName}')
   [ -n "$c" ] || c=$(k get pod "$1" -o jsonpath='{.status.resourceClaimStatuses[?(@.name=="dev")].resourceClaimName}')
+  # A pod written for a device plugin: the claim the scheduler made for its extended resources.
+  [ -n "$c" ] || c=$(k get pod "$1" -o jsonpath='{.status.extendedResourceClaimStatus.resourceClaimName}')
   echo "$c"
 }
 pod_container_id() { k get pod "$1" -o jsonpath='{.status.containerStatuses[0].containerID}' | sed 's|^.*://||'; }

@@ -437,3 +437,151 @@ node_scenario_status_and_health() {
     grep 'claim status: ' | grep -v 'status written' | tail -n 4 | cut -c1-400)"
   k delete resourceclaim health-1 --wait=false >/dev/null 2>&1 || true
 }
+
+# A template claim's device metadata file is under resourceclaimtemplates/<the pod's name for the claim>/, also when
+# the claim is served from the node's claim cache (which keeps the claim slim): the prepare's fallback count tells
+# which path served it. The laptop iGPU's render half (shareable).
+node_scenario_template_metadata() {
+  local before after claim got dir=/var/run/kubernetes.io/dra-device-attributes
+  before=$(driver_metric liken_claim_get_fallbacks_total)
+  claim_template meta-template gpu-render.liken.sh
+  workload_pod meta-template template meta-template
+  wait_until 120 pod_running meta-template || { fail "meta-template $(pod_phase meta-template): $(pod_scheduling meta-template)"; return 1; }
+  claim=$(pod_claim meta-template)
+  after=$(driver_metric liken_claim_get_fallbacks_total)
+  got=$(k exec meta-template -- cat "$dir/resourceclaimtemplates/dev/dev/liken.sh-metadata.json" 2>&1 |
+    jq -rs '.[0] | [.podClaimName, .metadata.name, .requests[0].name] | map(tostring) | join(" ")' 2>&1)
+  expect_eq "meta-template: the template claim's file is under resourceclaimtemplates/dev/dev/ (prepare fallbacks $before -> $after: $([ "${after:-0}" = "${before:-0}" ] && echo 'served from the claim cache' || echo 'read from the server'))" \
+    "dev $claim dev" "$got"
+  k exec meta-template -- test -e "$dir/resourceclaims/$claim" 2>/dev/null &&
+    fail "meta-template: a file under resourceclaims/$claim/ too" || pass "meta-template: nothing under resourceclaims/$claim/"
+  delete_pods meta-template
+}
+
+# extended_resource_pod NAME RESOURCE: a pod that asks only `resources.limits: RESOURCE: 1`, as a pod written for a
+# device plugin does.
+extended_resource_pod() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: default, labels: {app: liken-workload}}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $NODE}
+  terminationGracePeriodSeconds: 1
+  enableServiceLinks: false
+  containers:
+  - name: c
+    image: $WORKLOAD_IMAGE
+    imagePullPolicy: $PULL_POLICY
+    command: [sleep, "86400"]
+    resources:
+      limits: {$2: 1}
+YAML
+}
+pod_extended_claim() { k get pod "$1" -o jsonpath='{.status.extendedResourceClaimStatus.resourceClaimName}'; }
+
+# Pods written for device plugins (DRAExtendedResource): a DeviceClass names an extended resource; a pod asking for
+# it, and a pod asking for deviceclass.resource.kubernetes.io/<class>, each get exactly the device's nodes from the
+# scheduler's claim, prepared from the node's claim cache (0 fallbacks), with its metadata file under
+# resourceclaims/<claim>/<request>/ and this driver's status entries; deleting the pod unprepares the claim and the
+# scheduler's claim goes away.
+node_scenario_extended_resources() {
+  k apply -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: ext-render.liken.sh}
+spec:
+  extendedResourceName: example.com/render
+  selectors:
+  - cel: {expression: 'device.driver == "liken.sh" && device.attributes["liken.sh"].renderNode'}
+YAML
+  local p before after claim uid spec request got
+  workload_pod ext-baseline  # its own: the start-up figure deleted every workload pod
+  wait_until 120 pod_running ext-baseline || { fail "ext-baseline $(pod_phase ext-baseline)"; return 1; }
+  before=$(driver_metric liken_claim_get_fallbacks_total)
+  extended_resource_pod ext-name example.com/render
+  extended_resource_pod ext-class deviceclass.resource.kubernetes.io/gpu-display.liken.sh
+  for p in ext-name ext-class; do
+    wait_until 120 pod_running "$p" || { fail "$p $(pod_phase "$p"): $(pod_scheduling "$p")"; continue; }
+    claim=$(pod_extended_claim "$p")
+    [ -n "$claim" ] && pass "$p: the scheduler made claim $claim ($(claim_devices "$claim"))" || { fail "$p: no status.extendedResourceClaimStatus"; continue; }
+    check_container_devices ext-baseline "$p" "$([ "$p" = ext-name ] && echo "c 226 0" || echo "c 226 128")"
+    request=$(k get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].request}')
+    got=$(k exec "$p" -- cat "/var/run/kubernetes.io/dra-device-attributes/resourceclaims/$claim/$request/liken.sh-metadata.json" 2>&1 |
+      jq -rs '.[0] | [.metadata.name, (.podClaimName // "none"), .requests[0].name] | join(" ")' 2>&1)
+    expect_eq "$p: its metadata file is under resourceclaims/<claim>/<request>/" "$claim none $request" "$got"
+    wait_until 30 sh -c "[ -n \"\$(claim_device_status '$claim')\" ]" &&
+      pass "$p: status.devices of the scheduler's claim: $(claim_device_status "$claim" | paste -sd'|')" ||
+      fail "$p: no status.devices entry of liken.sh on $claim"
+  done
+  after=$(driver_metric liken_claim_get_fallbacks_total)
+  expect_eq "the scheduler's claims were prepared from the node's claim cache (fallbacks)" "${before:-0}" "${after:-0}"
+  claim=$(pod_extended_claim ext-name)
+  uid=$(claim_uid "$claim")
+  spec=$(cdi_spec_file "$claim")
+  k delete pod ext-name --wait=false >/dev/null
+  wait_until 60 node_sh "[ ! -e '$spec' ] && [ ! -e '$CLAIMS_DIR/$uid.json' ]" &&
+    pass "deleting ext-name unprepares $claim (CDI spec and record gone)" || fail "after deleting ext-name: $claim's spec or record remains"
+  wait_until 60 claim_gone "$claim" && pass "the scheduler's claim $claim goes with its pod" || fail "claim $claim remains"
+  delete_pods ext-class ext-baseline
+  k delete deviceclass ext-render.liken.sh >/dev/null 2>&1 || true
+}
+
+# Admin access: an exclusive display half held by one pod is reached at the same time by an admin-access claim in a
+# namespace labelled resource.kubernetes.io/admin-access=true; the holder keeps running, undisturbed.
+node_scenario_admin_access() {
+  claim admin-held gpu-display.liken.sh
+  workload_pod admin-holder direct admin-held
+  wait_until 120 pod_running admin-holder || { fail "admin-holder $(pod_phase admin-holder): $(pod_scheduling admin-holder)"; return 1; }
+  k create namespace liken-admin >/dev/null 2>&1 || true
+  k label namespace liken-admin resource.kubernetes.io/admin-access=true --overwrite >/dev/null
+  k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: display-admin, namespace: liken-admin}
+spec:
+  devices:
+    requests:
+    - name: dev
+      exactly: {deviceClassName: gpu-display.liken.sh, adminAccess: true}
+YAML
+  workload_pod_yaml admin-pod direct display-admin | sed 's/namespace: default/namespace: liken-admin/' | k apply -f - >/dev/null
+  if wait_until 120 sh -c '[ "$(k -n liken-admin get pod admin-pod -o jsonpath={.status.phase})" = Running ]'; then
+    pass "admin-pod Running with the display half admin-held holds ($(k -n liken-admin get resourceclaim display-admin -o jsonpath='{.status.allocation.devices.results[0].device} adminAccess={.status.allocation.devices.results[0].adminAccess}'))"
+  else
+    fail "admin-pod: $(k -n liken-admin get pod admin-pod -o jsonpath='{.status.conditions}' | head -c 600)"
+  fi
+  expect_eq "admin-pod holds the card node (226:0, hex e2:0)" "/dev/dri/card0 e2:0" \
+    "$(k -n liken-admin exec admin-pod -- stat -c '%n %t:%T' /dev/dri/card0 2>&1)"
+  expect_eq "admin-holder still Running, never restarted, still holds card0" "Running 0 yes" \
+    "$(pod_phase admin-holder) $(k get pod admin-holder -o jsonpath='{.status.containerStatuses[0].restartCount}') $(container_dev_nodes admin-holder | grep -q '^/dev/dri/card0 c 226:0$' && echo yes || echo no)"
+  k -n liken-admin delete pod admin-pod --wait=true --timeout=120s >/dev/null 2>&1 || true
+  expect_eq "after the admin pod goes, admin-holder still holds card0" "yes" \
+    "$(container_dev_nodes admin-holder | grep -q '^/dev/dri/card0 c 226:0$' && echo yes || echo no)"
+  k delete namespace liken-admin --wait=false >/dev/null 2>&1 || true
+  delete_pods admin-holder
+}
+
+# From a device plugin to liken: `liken-dra deviceclasses` on the recording the driver publishes (the laptop) prints
+# a class for squat/generic-device-plugin's serial group; the API server takes it (CEL compiled), and a pod written
+# for the device plugin (`squat.ai/serial: 1`) is scheduled on this node and starts with the adapter's nodes.
+node_scenario_migration_classes() {
+  local bin=${LIKEN_DRA:-$REPO/build/liken-dra} out claim
+  out=$(echo '{"name": "serial", "groups": [{"paths": [{"path": "/dev/ttyUSB*"}]}, {"paths": [{"path": "/dev/fuse"}]}]}' |
+    umockdev-run -d "$REPO/test/machines/laptop.umockdev" -- "$bin" deviceclasses --from-generic-device-plugin - 2>&1) ||
+    { fail "liken-dra deviceclasses: $(echo "$out" | tail -n 3 | paste -sd'|')"; return 1; }
+  echo "$out" | grep -q '^# serial\[1\] /dev/fuse: cannot move: /dev/fuse is a virtual node' &&
+    pass "deviceclasses says the /dev/fuse group cannot move" || fail "deviceclasses output: $(echo "$out" | head -n 5 | paste -sd'|')"
+  echo "$out" | k apply -f - >/dev/null 2>&1 && pass "the printed DeviceClass serial.squat.ai is accepted by the API server" ||
+    { fail "kubectl apply of the printed class: $(echo "$out" | k apply -f - 2>&1 | tail -n 2 | paste -sd'|')"; return 1; }
+  extended_resource_pod gdp-serial squat.ai/serial
+  if wait_until 120 pod_running gdp-serial; then
+    claim=$(pod_extended_claim gdp-serial)
+    pass "gdp-serial (limits squat.ai/serial: 1) Running with the scheduler's claim $claim ($(claim_devices "$claim"))"
+    expect_eq "gdp-serial holds the adapter's tty" "/dev/ttyUSB0" "$(container_dev_nodes gdp-serial | awk '{ print $1 }' | grep '^/dev/ttyUSB')"
+  else
+    fail "gdp-serial $(pod_phase gdp-serial): $(pod_scheduling gdp-serial)"
+  fi
+  delete_pods gdp-serial
+  k delete deviceclass serial.squat.ai >/dev/null 2>&1 || true
+}

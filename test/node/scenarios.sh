@@ -92,6 +92,11 @@ scenario_delivered_nodes_read() {
   node_scenario_delivered_nodes_read
 }
 
+scenario_template_metadata() { node_scenario_template_metadata; }
+scenario_extended_resources() { node_scenario_extended_resources; }
+scenario_admin_access() { node_scenario_admin_access; }
+scenario_migration_classes() { node_scenario_migration_classes; }
+
 scenario_down_leaves_nothing() {
   k delete pods -l app=liken-workload --wait=true --timeout=120s >/dev/null 2>&1 || true
   helm uninstall "$RELEASE" -n "$DRIVER_NS" --wait --timeout 2m >/dev/null 2>&1 || true
@@ -102,7 +107,7 @@ scenario_down_leaves_nothing() {
 }
 
 ALL=(driver_ready claims_in_containers unprepare_on_delete render_shared_display_exclusive usb_reenumerate status_and_health restarts
-  cdi_dir_emptied startup_figure delivered_nodes_read down_leaves_nothing)
+  cdi_dir_emptied startup_figure template_metadata extended_resources admin_access migration_classes delivered_nodes_read down_leaves_nothing)
 [ $# -gt 0 ] && ALL=("$@")
 
 apply_device_classes
