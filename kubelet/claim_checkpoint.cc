@@ -203,8 +203,10 @@ absl::Status ClaimCheckpoint::Sync() const {
 }
 
 bool ClaimCheckpoint::Exists(absl::string_view claim_uid) const {
+  auto dir = OpenDirectoryNoFollow(dir_);  // a record behind a symlinked directory is none of ours
+  if (!dir.ok()) return false;
   struct stat st;
-  return ::lstat(absl::StrCat(dir_, "/", claim_uid, kSuffix).c_str(), &st) == 0;
+  return ::fstatat(dir->get(), absl::StrCat(claim_uid, kSuffix).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 absl::StatusOr<ClaimCheckpoint::Contents> ClaimCheckpoint::Load() const {

@@ -92,7 +92,8 @@ class ClaimCheckpoint {
   // Reads every record. Fails only when the directory cannot be listed. Thread-safe.
   absl::StatusOr<Contents> Load() const;
 
-  // True when a record for the claim exists (readable or not). Thread-safe.
+  // True when a record for the claim exists (readable or not) in the directory itself: a symlinked directory holds
+  // none. Thread-safe.
   bool Exists(absl::string_view claim_uid) const;
 
   // The directory. Thread-safe.

@@ -346,10 +346,14 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
     if (!dir_lock.ok()) {
       status = Annotate(dir_lock.status(), "lock claims directory: ");
     } else if (!slot->prepared) {
-      // Unknown here; remove leftovers (e.g. of a crashed unprepare or another driver instance).
-      status = specs_->Remove(ref.uid);
-      if (status.ok() && metadata_ != nullptr) status = metadata_->Remove(ref.uid);
-      if (status.ok()) status = checkpoint_->Remove(ref.uid, Durability::kUnsynced);  // synced by Unprepare
+      // Not prepared here. A record means a driver prepared it (a crashed unprepare, an unreadable record kept at
+      // start-up, the other instance of a rolling update): remove its files. Without one this driver never
+      // prepared it, and a file named like its spec is not ours: nothing is removed.
+      if (checkpoint_->Exists(ref.uid)) {
+        status = specs_->Remove(ref.uid);
+        if (status.ok() && metadata_ != nullptr) status = metadata_->Remove(ref.uid);
+        if (status.ok()) status = checkpoint_->Remove(ref.uid, Durability::kUnsynced);  // synced by Unprepare
+      }
     } else if (auto s = specs_->Remove(ref.uid); !s.ok()) {
       status = Annotate(s, "remove CDI spec: ");
     } else if (auto m = metadata_ != nullptr ? metadata_->Remove(ref.uid) : absl::OkStatus(); !m.ok()) {

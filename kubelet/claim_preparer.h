@@ -3,7 +3,9 @@
 // Idempotency and ordering rules:
 //  - Preparing a prepared claim returns the recorded answer (no API read) and rewrites its CDI spec if the
 //    file vanished, unless its checkpoint record vanished too: then another driver instance sharing the
-//    directories (a rolling update) unprepared it, and it is forgotten and prepared afresh. Unpreparing an unknown or unprepared claim succeeds (and removes any leftover files).
+//    directories (a rolling update) unprepared it, and it is forgotten and prepared afresh. Unpreparing an unknown or unprepared claim succeeds; it removes the claim's
+//    files only when the claim has a record (a crashed unprepare, an unreadable record), and nothing without one.
+//    Every removal goes through directory handles opened without following a symlink, as the writes do.
 //  - Every call gets a sequence number when it reaches the plugin. Unpreparing a claim leaves a tombstone
 //    with the unprepare's number. A prepare numbered below the tombstone (it reached the plugin before the
 //    unprepare, but got to the claim after it) is stale: it fails for that claim and writes nothing. A

@@ -30,8 +30,8 @@ inline constexpr char kAttrUsbDeviceNumber[] = "liken.sh/usbDeviceNumber";
 // order. InvalidArgument when a name cannot become a path segment. Thread-safe.
 absl::StatusOr<std::vector<cdi::DeviceMetadata>> MetadataFilesFor(const PreparedClaim& claim);
 
-// Writes, checks and removes the metadata files of claims under one root. Never follows a symlink planted
-// in a claim's directory. Thread-safe; callers serialise operations on one claim UID.
+// Writes, checks and removes the metadata files of claims under one root. Never writes or removes through a
+// symlink: neither the root, a claim's directory nor a request's directory is followed. Thread-safe; callers serialise operations on one claim UID.
 class DeviceMetadataStore {
  public:
   // `root` is the plugin's metadata directory ("<kubelet-root>/plugins/liken.sh/metadata"); `durability` of
@@ -55,7 +55,8 @@ class DeviceMetadataStore {
   // Thread-safe.
   bool Present(absl::string_view claim_uid, const std::vector<std::string>& base_requests) const;
 
-  // Removes the claim's directory and everything in it; succeeds when absent. Thread-safe.
+  // Removes the claim's directory and everything in it; succeeds when absent. Never follows a symlink, the root
+  // included: a symlinked root is FailedPrecondition and nothing in its target is removed. Thread-safe.
   absl::Status Remove(absl::string_view claim_uid) const;
 
   // The claim UIDs that have a directory here, sorted. Thread-safe.
