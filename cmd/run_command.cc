@@ -26,6 +26,7 @@
 #include "controller/claim_status_controller.h"
 #include "controller/claim_status_metrics.h"
 #include "controller/metrics.h"
+#include "controller/metrics_endpoint.h"
 #include "controller/node_reconciler.h"
 #include "controller/triggers.h"
 #include "discovery/inventory.h"
@@ -138,11 +139,13 @@ int RunCommand(int argc, char** argv) {
     return 1;
   }
   controller::Metrics metrics;
-  auto metrics_server = controller::StartMetricsServer(flags->Get("metrics-address"), metrics.registry());
-  if (!metrics_server.ok()) {
-    std::fprintf(stderr, "liken-dra run: %s\n", metrics_server.status().ToString().c_str());
-    return 1;
-  }
+  // A taken metrics address (the previous pod of a rolling update still holds it) does not keep the plugin
+  // down: the endpoint is bound in the background, with back-off, and is not ready meanwhile.
+  const std::string metrics_address = flags->Get("metrics-address");
+  controller::MetricsEndpoint metrics_endpoint(
+      metrics_address, [&] { return controller::StartMetricsServer(metrics_address, metrics.registry()); },
+      clock.get());
+  if (!metrics_address.empty()) metrics_endpoint.Start();
 
   discovery::ScanOptions daemon_scan_options = scan_options;
   daemon_scan_options.match_modules = false;  // module names are for the report; the daemon would hold modules.alias
@@ -202,7 +205,7 @@ int RunCommand(int argc, char** argv) {
   });
   // The metrics server waits for its connections (a scraper's keep-alive, a half-sent request) for a while
   // before it ends: that runs alongside the grace, not after it.
-  std::jthread metrics_stopper([&] { metrics_server->reset(); });
+  std::jthread metrics_stopper([&] { metrics_endpoint.Stop(); });
   reconcile.StopTriggers();
   claims.pod_informer()->Stop();
   plugin_stopped.WaitForNotificationWithTimeout(kShutdownGrace);

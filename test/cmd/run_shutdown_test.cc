@@ -1,5 +1,6 @@
 // The real `liken-dra run` and SIGTERM: in every state (start-up with recovery, a list or watch in flight,
-// a slice write or a prepare in flight, an API server that accepts and never answers, one that is gone) the process
+// a slice write or a prepare in flight, an API server that accepts and never answers, one that is gone, a metrics
+// port another process holds) the process
 // exits within the 5 s budget; configuration that can never work ends it by itself with a clear error.
 // The binary comes from $LIKEN_DRA. Waits for states are bounded and say what they waited for.
 #include <fcntl.h>
@@ -287,6 +288,53 @@ TEST_F(RunShutdownTest, MetricsConnectionsHeldOpenAndAPrepareInFlight) {
   ::close(keep_alive);
   ::close(half);
   ASSERT_TRUE(asked) << "the prepare never read its claim";
+}
+
+TEST_F(RunShutdownTest, ATakenMetricsPortKeepsNeitherThePluginDownNorTheShutdownWaiting) {
+  // Another process (the previous pod of a rolling update) holds the metrics port.
+  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string address = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+  Start(Kubeconfig(server_.url()), address);
+  ASSERT_TRUE(WaitUntil([&] { return Logged("msg=running"); })) << "never ran";
+  EXPECT_TRUE(Logged("metrics endpoint not ready")) << ReadAll(log_);
+  EXPECT_TRUE(Logged(address)) << "the message names the address";
+  EXPECT_TRUE(Logged("in use")) << ReadAll(log_);
+  auto kubelet = liken::testing::TestKubelet::Register(dir_ + "/kubelet", liken::testing::DraVersion::kV1);
+  ASSERT_TRUE(kubelet.ok()) << "the plugin serves without its metrics endpoint: " << kubelet.status();
+  // The port is freed: a retry binds it.
+  ::close(taken);
+  ASSERT_TRUE(WaitUntil([&] { return Logged("metrics endpoint ready"); })) << "never bound the freed port";
+  const int scrape = ConnectAndSend(ntohs(addr.sin_port), "GET /metrics HTTP/1.0\r\n\r\n");
+  ASSERT_GE(scrape, 0);
+  std::string body;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(scrape, buf, sizeof(buf), 0)) > 0;) body.append(buf, static_cast<size_t>(n));
+  ::close(scrape);
+  EXPECT_NE(body.find("liken_prepared_claims"), std::string::npos) << body;
+  TerminateWithinBudget();
+}
+
+TEST_F(RunShutdownTest, SigtermWhileTheMetricsPortIsStillTaken) {
+  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
+  Start(Kubeconfig(server_.url()), absl::StrCat("127.0.0.1:", ntohs(addr.sin_port)));
+  ASSERT_TRUE(WaitUntil([&] { return Logged("msg=running") && Logged("metrics endpoint not ready"); }))
+      << "never ran";
+  TerminateWithinBudget();  // the retry's back-off wait is cancelled
+  ::close(taken);
 }
 
 TEST_F(RunShutdownTest, ConfigurationThatCannotHealEndsTheProcess) {
