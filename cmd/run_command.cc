@@ -178,13 +178,18 @@ int RunCommand(int argc, char** argv) {
   claims.Start();
   statuses.Start();
   heap_trim.Start();
-  if (absl::Status s = plugin.Start(); !s.ok()) {
-    LogError("kubelet plugin did not start", {{"error", s.ToString()}});
+  // SIGTERM during the start-up recovery (thousands of claims) cancels it: the process still ends in time.
+  if (absl::Status s = plugin.Start(shutdown.get_token()); !s.ok()) {
+    const bool cancelled = absl::IsCancelled(s) && shutdown.stop_requested();
+    if (!cancelled) LogError("kubelet plugin did not start", {{"error", s.ToString()}});
     termination.Close();  // its callback touches what is about to be destroyed
     api_stop.request_stop();
+    heap_trim.Stop();
     statuses.Stop();
     claims.Stop();
-    return 1;
+    if (!cancelled) return 1;
+    LogInfo("stopped");
+    return 0;
   }
   controller::NodeReconcilerOptions reconcile_options;
   reconcile_options.node_name = node;

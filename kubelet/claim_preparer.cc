@@ -65,7 +65,8 @@ std::vector<std::string> ClaimPreparer::PreparedDeviceNames() const {
 
 // ---- recovery ----
 
-absl::Status ClaimPreparer::Recover() {
+absl::Status ClaimPreparer::Recover(std::stop_token stop) {
+  const auto cancelled = [] { return absl::CancelledError("start-up recovery was cancelled (shutting down)"); };
   // Another driver instance (a rolling update) may be preparing now: see its writes whole or not at all.
   auto dir_lock = checkpoint_->LockDirectory();
   if (!dir_lock.ok()) return Annotate(dir_lock.status(), "lock claims directory: ");
@@ -82,7 +83,8 @@ absl::Status ClaimPreparer::Recover() {
   absl::StatusOr<std::vector<std::string>> metadata_uids = std::vector<std::string>{};
   if (metadata_ != nullptr) metadata_uids = metadata_->ListClaimUids();
   if (!metadata_uids.ok()) return Annotate(metadata_uids.status(), "list device metadata: ");
-  auto contents = checkpoint_->Load();
+  auto contents = checkpoint_->Load(stop);
+  if (absl::IsCancelled(contents.status())) return cancelled();
   if (!contents.ok()) return Annotate(contents.status(), "read checkpoint: ");
 
   absl::flat_hash_set<std::string> known;
@@ -97,11 +99,13 @@ absl::Status ClaimPreparer::Recover() {
     known.insert(uid);
   }
   for (const auto& uid : contents->previous_boot_uids) {
+    if (stop.stop_requested()) return cancelled();
     // Its CDI spec (if any) is removed by the sweep below: nothing adds the UID to `known`.
     LogInfo("forgetting claim prepared before a reboot", {{"claim_uid", uid}});
     if (auto s = checkpoint_->Remove(uid); !s.ok()) LogWarning("remove claim record", {{"error", s.ToString()}});
   }
   for (auto& claim : contents->current_boot) {
+    if (stop.stop_requested()) return cancelled();
     const std::string uid = claim.ref.uid;
     known.insert(uid);
     if (auto s = files_.EnsureMetadata(claim, /*check_content=*/true); !s.ok()) {
@@ -124,11 +128,13 @@ absl::Status ClaimPreparer::Recover() {
     slots_.Release(uid, std::move(slot));
   }
   for (const auto& uid : *spec_uids) {
+    if (stop.stop_requested()) return cancelled();
     if (known.contains(uid)) continue;
     LogInfo("removing CDI spec of a claim that is not prepared", {{"claim_uid", uid}});
     if (auto s = specs_->Remove(uid); !s.ok()) LogWarning("remove CDI spec", {{"error", s.ToString()}});
   }
   for (const auto& uid : *metadata_uids) {
+    if (stop.stop_requested()) return cancelled();
     if (known.contains(uid)) continue;
     LogInfo("removing device metadata of a claim that is not prepared", {{"claim_uid", uid}});
     if (auto s = metadata_->Remove(uid); !s.ok()) LogWarning("remove device metadata", {{"error", s.ToString()}});

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -80,8 +81,10 @@ class ClaimPreparer {
 
   // Start-up recovery, before serving: reloads claims prepared in this boot and restores their CDI specs,
   // forgets claims of an earlier boot, and removes liken specs no record accounts for. Fails only when the
-  // checkpoint or CDI directory cannot be read. Not to be called concurrently with other methods.
-  absl::Status Recover();
+  // checkpoint or CDI directory cannot be read, or Cancelled as soon as `stop` is requested (checked before each
+  // claim; what was restored stays, the rest is done by the next start). Not to be called concurrently with
+  // other methods.
+  absl::Status Recover(std::stop_token stop = {});
 
   // The most claims of one call whose slots are locked, and whose records are committed, together; a larger
   // call is prepared in batches of this size. Bounds how many mutexes one thread holds (ThreadSanitizer's

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -47,6 +48,14 @@ std::string ReadAll(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The names in `dir` (none when it cannot be read).
+std::vector<std::string> ListDirectoryNames(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) names.push_back(e.path().filename());
+  return names;
 }
 
 bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds limit = kReachState) {
@@ -223,6 +232,43 @@ TEST_F(RunShutdownTest, StartUpWithCheckpointedClaimsAndAHangingServer) {
   Start(Kubeconfig(server_.url()));
   ASSERT_TRUE(WaitUntil([&] { return Logged("msg=starting"); })) << "never started";
   TerminateWithinBudget();
+}
+
+TEST_F(RunShutdownTest, SigtermDuringTheRecoveryOfFiveThousandClaims) {
+  std::string boot_id = ReadAll("/proc/sys/kernel/random/boot_id");
+  while (!boot_id.empty() && boot_id.back() == '\n') boot_id.pop_back();
+  const std::string claims = dir_ + "/kubelet/plugins/liken.sh/claims";
+  for (const char* d : {"/kubelet/plugins", "/kubelet/plugins/liken.sh", "/kubelet/plugins/liken.sh/claims"}) {
+    ::mkdir((dir_ + d).c_str(), 0755);
+  }
+  // 5,000 claims of this boot whose CDI specs are missing, each with a device and its metadata file: recovery
+  // writes a spec and a metadata file for every one of them.
+  constexpr int kClaims = 5000;
+  for (int i = 0; i < kClaims; ++i) {
+    std::string uid = absl::StrCat("00000000-0000-4000-8000-", 100000000000 + i);
+    nlohmann::json node = {{"path", "/dev/dri/renderD128"}, {"type", "c"}, {"major", 226}, {"minor", 128},
+                           {"subsystem", "drm"}};
+    nlohmann::json record = {
+        {"version", 1},
+        {"bootID", boot_id},
+        {"claim", {{"namespace", "ns1"}, {"name", absl::StrCat("claim-", i)}, {"uid", uid}}},
+        {"results", {{{"requestNames", {"gpu"}}, {"pool", "node-a"}, {"device", "pci-0000-00-02-0"},
+                      {"cdiDeviceIDs", {absl::StrCat("liken.sh/device=", uid, "-pci-0000-00-02-0")}}}}},
+        {"delivered", {{{"name", "pci-0000-00-02-0"}, {"nodes", {node}}, {"usbInterfaces", nlohmann::json::array()},
+                        {"sysfsPath", "/sys/devices/pci0000:00/0000:00:02.0"}}}}};
+    std::ofstream(claims + "/" + uid + ".json") << record.dump();
+  }
+  Start(Kubeconfig(server_.url()));
+  ASSERT_TRUE(WaitUntil([&] { return Logged("msg=starting"); }, std::chrono::seconds(60))) << "never started";
+  TerminateWithinBudget();
+  // Whether the signal came while the claims were still being recovered: then the rest were left for the next start.
+  const bool cancelled = Logged("start-up recovery was cancelled");
+  const bool recovered = Logged("kubelet plugin recovered prepared claims");
+  EXPECT_TRUE(cancelled || recovered) << "neither recovered nor cancelled";
+  auto specs = ListDirectoryNames(dir_ + "/cdi");
+  std::printf("recovery %s; CDI specs restored before the exit: %zu of %d\n",
+              cancelled ? "cancelled by SIGTERM" : "finished before SIGTERM arrived", specs.size(), kClaims);
+  if (cancelled) EXPECT_LT(specs.size(), static_cast<size_t>(kClaims));
 }
 
 TEST_F(RunShutdownTest, APrepareInFlightIsAnsweredAndTheProcessStillEndsInTime) {
