@@ -4,6 +4,7 @@
 #include <iterator>
 #include <limits>
 
+#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cdi/claim_spec.h"
@@ -16,6 +17,20 @@ std::string ClaimName(const ClaimRef& ref) { return absl::StrCat(ref.namespace_n
 
 absl::Status Annotate(const absl::Status& s, absl::string_view prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
+}
+
+// The slot table's invariant, asserted (as an inline assertion: a breach aborts, naming it) after each prepare,
+// unprepare and refresh in debug and sanitizer builds, and wherever LIKEN_ASSERT_INVARIANTS is defined; release
+// builds (NDEBUG) compile it out. Other calls may be in progress, so it is checked as it holds at any time.
+void AssertSlotInvariant(const ClaimSlotTable& slots, const char* after) {
+#if !defined(NDEBUG) || defined(LIKEN_ASSERT_INVARIANTS)
+  if (absl::Status s = slots.CheckInvariant(ClaimSlotTable::When::kAnyTime); !s.ok()) {
+    ABSL_RAW_LOG(FATAL, "claim slot table invariant broken after %s: %s", after, s.ToString().c_str());
+  }
+#else
+  (void)slots;
+  (void)after;
+#endif
 }
 
 }  // namespace
@@ -156,6 +171,7 @@ std::vector<PrepareOutcome> ClaimPreparer::Prepare(const std::vector<ClaimRef>& 
     std::move(batch_out.begin(), batch_out.end(), std::back_inserter(out));
   }
   slots_.EndPrepare(seq);
+  AssertSlotInvariant(slots_, "prepare");
   const absl::Duration took = absl::Now() - start;  // every claim's answer waits for the whole call
   for (size_t i = 0; i < claims.size(); ++i) {
     observer_->OnPrepare(out[i].status, took);
@@ -325,6 +341,7 @@ std::vector<absl::Status> ClaimPreparer::Unprepare(const std::vector<ClaimRef>& 
     }
   }
   slots_.Sweep();
+  AssertSlotInvariant(slots_, "unprepare");
   return out;
 }
 
@@ -458,8 +475,12 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
     }
     if (changed) SetPrepared(*slot, std::move(updated));
   }
-  slots.clear();
+  // Marked as sweep candidates while this pass still holds them (so no idle slot is ever unheld and unmarked),
+  // then swept once the pass let go.
   slots_.Forgotten(std::move(forgotten));
+  slots.clear();
+  slots_.Sweep();
+  AssertSlotInvariant(slots_, "refresh");
   if (rewritten > 0) observer_->OnSpecsRefreshed(rewritten);
   if (!first_error.ok()) return first_error;
   return rewritten;
