@@ -123,10 +123,11 @@ absl::Status ClaimPreparer::Recover(std::stop_token stop) {
     if (stop.stop_requested()) return cancelled();
     const std::string uid = claim.ref.uid;
     known.insert(uid);
-    if (auto s = files_.EnsureMetadata(claim, /*check_content=*/true); !s.ok()) {
+    ClaimFiles::Files files;
+    if (auto s = files_.EnsureMetadata(claim, /*check_content=*/true, &files); !s.ok()) {
       LogError("restore device metadata of prepared claim", {{"claim_uid", uid}, {"error", s.ToString()}});
     }
-    cdi::Spec want = files_.SpecFor(claim);
+    cdi::Spec want = files_.SpecFor(claim, files);
     auto have = specs_->Read(uid);
     if (!have.ok() || !(*have == want)) {
       if (auto s = specs_->Write(uid, want); !s.ok()) {
@@ -211,10 +212,11 @@ std::optional<PrepareOutcome> ClaimPreparer::AnswerPrepared(ClaimSlot& slot, con
         return PrepareOutcome{{}, Annotate(s, "record prepared claim again: ")};
       }
     }
-    if (auto s = files_.EnsureMetadata(prepared, /*check_content=*/false); !s.ok()) {
+    ClaimFiles::Files files;
+    if (auto s = files_.EnsureMetadata(prepared, /*check_content=*/false, &files); !s.ok()) {
       return PrepareOutcome{{}, Annotate(s, "rewrite device metadata: ")};
     }
-    if (auto s = specs_->Write(ref.uid, files_.SpecFor(prepared)); !s.ok()) {
+    if (auto s = specs_->Write(ref.uid, files_.SpecFor(prepared, files)); !s.ok()) {
       return PrepareOutcome{{}, Annotate(s, "rewrite vanished CDI spec: ")};
     }
     LogInfo("rewrote vanished CDI spec", {{"claim_uid", ref.uid}});
@@ -300,9 +302,10 @@ std::vector<absl::Status> ClaimPreparer::WriteClaimFiles(const std::vector<const
       out[i] = Annotate(out[i], "record prepared claim: ");
       continue;
     }
-    if (auto m = files_.EnsureMetadata(claim, /*check_content=*/true); !m.ok()) {
+    ClaimFiles::Files files;
+    if (auto m = files_.EnsureMetadata(claim, /*check_content=*/true, &files); !m.ok()) {
       out[i] = Annotate(m, "write device metadata: ");
-    } else if (auto w = specs_->Write(claim.ref.uid, files_.SpecFor(claim)); !w.ok()) {
+    } else if (auto w = specs_->Write(claim.ref.uid, files_.SpecFor(claim, files)); !w.ok()) {
       if (metadata_ != nullptr) (void)metadata_->Remove(claim.ref.uid);
       out[i] = Annotate(w, "write CDI spec: ");
     }
@@ -422,14 +425,25 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       first_error = Annotate(s, "recreate CDI directory: ");
     }
   }
+  // The metadata root is looked at once per pass, as the two directories above; each claim's files only when it
+  // changed since the last pass that found every file (a claim's directory removed, the root lost or recreated,
+  // or claims prepared or unprepared meanwhile). A no-change pass touches no metadata file.
+  DeviceMetadataStore::RootState metadata_root;
+  bool check_metadata = false;
+  if (metadata_ != nullptr) {
+    metadata_root = metadata_->RootStateNow();
+    absl::MutexLock lock(&metadata_seen_mu_);
+    check_metadata = !metadata_root.directory || !metadata_seen_ || !(*metadata_seen_ == metadata_root);
+  }
   for (auto& [uid, slot] : slots) {
     absl::MutexLock lock(&slot->mu);
     if (!slot->prepared) continue;
     const PreparedClaim& current = *slot->prepared;
     std::optional<PreparedClaim> updated = files_.Rebased(current, snapshot);  // the common pass: nullopt
     const bool changed = updated.has_value();
+    ClaimFiles::Files files;  // computed at most once per claim, for its metadata files and its spec
     const auto ensure_metadata = [&, &claim_uid = uid](const PreparedClaim& claim, bool check_content) {
-      if (auto m = files_.EnsureMetadata(claim, check_content); !m.ok()) {
+      if (auto m = files_.EnsureMetadata(claim, check_content, &files); !m.ok()) {
         if (first_error.ok()) {
           first_error = Annotate(m, absl::StrCat("write device metadata of claim ", claim_uid, ": "));
         }
@@ -438,7 +452,7 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       return true;
     };
     if (!changed && !records_lost && specs_->Exists(uid)) {  // the common case: no lock taken
-      ensure_metadata(current, /*check_content=*/false);
+      if (check_metadata) ensure_metadata(current, /*check_content=*/false);
       continue;
     }
     auto dir_lock = checkpoint_->LockDirectory();
@@ -465,7 +479,7 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
     }
     if (!ensure_metadata(changed ? *updated : current, /*check_content=*/changed)) continue;
     if (changed || !spec_present) {
-      if (auto s = specs_->Write(uid, files_.SpecFor(changed ? *updated : current)); !s.ok()) {
+      if (auto s = specs_->Write(uid, files_.SpecFor(changed ? *updated : current, files)); !s.ok()) {
         if (first_error.ok()) first_error = Annotate(s, absl::StrCat("write CDI spec of claim ", uid, ": "));
         continue;
       }
@@ -474,6 +488,15 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       ++rewritten;
     }
     if (changed) SetPrepared(*slot, std::move(updated));
+  }
+  if (metadata_ != nullptr) {
+    // Remembered only after a pass that found (or rewrote) every file: after a failure the next pass looks again.
+    absl::MutexLock lock(&metadata_seen_mu_);
+    if (first_error.ok()) {
+      metadata_seen_ = metadata_root;
+    } else {
+      metadata_seen_.reset();
+    }
   }
   // Marked as sweep candidates while this pass still holds them (so no idle slot is ever unheld and unmarked),
   // then swept once the pass let go.

@@ -101,7 +101,9 @@ class ClaimPreparer {
 
   // Re-resolves every prepared claim's devices against `snapshot` and rewrites the CDI specs whose nodes
   // changed or whose file vanished (with their metadata files, generation + 1 on a change; a vanished
-  // metadata file alone is rewritten without counting); recreates a vanished CDI or claims directory with the
+  // metadata file alone is rewritten without counting, found when the metadata root changed since the last pass:
+  // a claim's directory removed, the root lost; a single file removed deeper down is rewritten by the claim's next
+  // prepare or a restart); recreates a vanished CDI or claims directory with the
   // files of every prepared claim; returns how many specs it rewrote. A claim whose spec and record both vanished
   // was unprepared by another driver instance sharing the directories: it is forgotten, not rewritten. A device missing from the snapshot keeps
   // its recorded nodes. Fails (after doing the rest) when a write failed. Thread-safe.
@@ -143,6 +145,10 @@ class ClaimPreparer {
   // Lock order: slot mutexes (several only through ClaimSlotLocks), then the claims directory's lock, then devices_mu_
   // (a leaf). The table's own lock is never taken while a slot's mutex is held.
   ClaimSlotTable slots_;
+
+  // The metadata root as the last refresh pass that found every claim's files saw it (nullopt: check them all).
+  absl::Mutex metadata_seen_mu_;
+  std::optional<DeviceMetadataStore::RootState> metadata_seen_ ABSL_GUARDED_BY(metadata_seen_mu_);
 
   mutable absl::Mutex devices_mu_;
   absl::flat_hash_map<std::string, int> prepared_device_refs_ ABSL_GUARDED_BY(devices_mu_);

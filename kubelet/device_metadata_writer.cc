@@ -153,6 +153,20 @@ absl::Status DeviceMetadataStore::Remove(absl::string_view claim_uid) const {
   return RemoveTreeAt(root->get(), root_, std::string(claim_uid));
 }
 
+DeviceMetadataStore::RootState DeviceMetadataStore::RootStateNow() const {
+  RootState state;
+  struct stat st;
+  if (::lstat(root_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return state;
+  state.directory = true;
+  state.dev = static_cast<int64_t>(st.st_dev);
+  state.ino = static_cast<int64_t>(st.st_ino);
+  state.nlink = static_cast<int64_t>(st.st_nlink);
+  state.size = static_cast<int64_t>(st.st_size);
+  state.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  state.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+  return state;
+}
+
 absl::StatusOr<std::vector<std::string>> DeviceMetadataStore::ListClaimUids() const {
   auto names = ListDirectory(root_);
   if (!names.ok()) {

@@ -59,6 +59,17 @@ class DeviceMetadataStore {
   // included: a symlinked root is FailedPrecondition and nothing in its target is removed. Thread-safe.
   absl::Status Remove(absl::string_view claim_uid) const;
 
+  // What the root looks like now: whether it is a directory, its identity, link count, size and times. Any claim
+  // directory added, removed or renamed in it, or the root lost or recreated, changes it; a file removed deeper
+  // down (inside a claim's request directory) does not. Compared between refresh passes, so a pass checks the
+  // claims' files only when it changed. Thread-safe.
+  struct RootState {
+    bool directory = false;
+    int64_t dev = 0, ino = 0, nlink = 0, size = 0, mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const RootState&) const = default;
+  };
+  RootState RootStateNow() const;
+
   // The claim UIDs that have a directory here, sorted. Thread-safe.
   absl::StatusOr<std::vector<std::string>> ListClaimUids() const;
 
