@@ -105,7 +105,6 @@ TEST(MetricsEndpointTest, RetriesWithBackoffUntilThePortIsFreeAndIsNotReadyMeanw
   EXPECT_THAT(first.result.message(), HasSubstr("in use"));
   EXPECT_EQ(first.next, t0 + absl::Seconds(1));
   // Each wait doubles, up to the cap: 1, 2, 4, 4 s.
-  absl::Duration waited;
   for (auto [n, wait] : std::vector<std::pair<int, absl::Duration>>{
            {2, absl::Seconds(2)}, {3, absl::Seconds(4)}, {4, absl::Seconds(4)}}) {
     clock.Advance(attempts.WaitFor(n - 1).next - clock.Now());
