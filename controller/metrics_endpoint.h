@@ -18,6 +18,12 @@
 
 namespace liken::controller {
 
+// The waits between a metrics endpoint's attempts to bind.
+struct MetricsBackoff {
+  absl::Duration initial = absl::Seconds(1);  // before the second attempt
+  absl::Duration max = absl::Seconds(30);     // the longest wait; each wait doubles up to it
+};
+
 // Binds and serves one metrics address. Start tries once; while that fails, a thread retries with exponential
 // back-off (each wait cancellable by Stop) and the endpoint is not ready. Thread-safe.
 class MetricsEndpoint {
@@ -28,10 +34,7 @@ class MetricsEndpoint {
   // attempt is due.
   using AttemptListener = std::function<void(int attempt, const absl::Status& result, absl::Time next)>;
 
-  struct Backoff {
-    absl::Duration initial = absl::Seconds(1);  // before the second attempt
-    absl::Duration max = absl::Seconds(30);     // the longest wait; each wait doubles up to it
-  };
+  using Backoff = MetricsBackoff;
 
   // `address` names the endpoint in logs; `clock` must outlive this. `on_attempt` may be empty.
   MetricsEndpoint(std::string address, Binder bind, Clock* clock, Backoff backoff = {},

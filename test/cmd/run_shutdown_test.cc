@@ -268,7 +268,9 @@ TEST_F(RunShutdownTest, SigtermDuringTheRecoveryOfFiveThousandClaims) {
   auto specs = ListDirectoryNames(dir_ + "/cdi");
   std::printf("recovery %s; CDI specs restored before the exit: %zu of %d\n",
               cancelled ? "cancelled by SIGTERM" : "finished before SIGTERM arrived", specs.size(), kClaims);
-  if (cancelled) EXPECT_LT(specs.size(), static_cast<size_t>(kClaims));
+  if (cancelled) {
+    EXPECT_LT(specs.size(), static_cast<size_t>(kClaims));
+  }
 }
 
 TEST_F(RunShutdownTest, APrepareInFlightIsAnsweredAndTheProcessStillEndsInTime) {
