@@ -2,11 +2,8 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -78,15 +75,10 @@ bool ClaimSpecStore::Exists(absl::string_view claim_uid) const {
 }
 
 absl::Status ClaimSpecStore::Remove(absl::string_view claim_uid) const {
-  if (durability_ == Durability::kSynced) return RemoveFileIfPresent(root_, FileName(claim_uid));
-  // Unsynced: no directory fsync either (a spec that came back after a power loss belongs to an earlier boot
-  // and is swept at start-up). The name is built from a claim UID the caller validated; no symlink is followed
-  // (unlink removes a link itself).
-  const std::string path = absl::StrCat(root_, "/", FileName(claim_uid));
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return absl::InternalError(absl::StrCat("remove ", path, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  // Through the same no-follow directory handle as Write: a symlinked CDI root is refused, and nothing in its
+  // target is removed. Unsynced: no directory fsync either (a spec that came back after a power loss belongs to
+  // an earlier boot and is swept at start-up).
+  return RemoveFileIfPresent(root_, FileName(claim_uid), durability_);
 }
 
 absl::StatusOr<std::vector<std::string>> ClaimSpecStore::ListClaimUids() const {

@@ -41,7 +41,8 @@ class ClaimSpecStore {
   // True when a regular file holds the claim's spec (a symlink does not count). Thread-safe.
   bool Exists(absl::string_view claim_uid) const;
 
-  // Removes the claim's spec; succeeds when absent. Thread-safe.
+  // Removes the claim's spec; succeeds when absent. Goes through the directory opened without following a symlink,
+  // as Write does: a symlinked root is FailedPrecondition and nothing in its target is removed. Thread-safe.
   absl::Status Remove(absl::string_view claim_uid) const;
 
   // Removes the temp files crashed writes left behind: of one claim's spec, or of every liken spec when

@@ -30,6 +30,7 @@
 #include "controller/claim_status_metrics.h"
 #include "controller/cluster_features.h"
 #include "controller/metrics.h"
+#include "controller/metrics_endpoint.h"
 #include "controller/node_reconciler.h"
 #include "controller/triggers.h"
 #include "discovery/inventory.h"
@@ -142,11 +143,13 @@ int RunCommand(int argc, char** argv) {
     return 1;
   }
   controller::Metrics metrics;
-  auto metrics_server = controller::StartMetricsServer(flags->Get("metrics-address"), metrics.registry());
-  if (!metrics_server.ok()) {
-    std::fprintf(stderr, "liken-dra run: %s\n", metrics_server.status().ToString().c_str());
-    return 1;
-  }
+  // A taken metrics address (the previous pod of a rolling update still holds it) does not keep the plugin
+  // down: the endpoint is bound in the background, with back-off, and is not ready meanwhile.
+  const std::string metrics_address = flags->Get("metrics-address");
+  controller::MetricsEndpoint metrics_endpoint(
+      metrics_address, [&] { return controller::StartMetricsServer(metrics_address, metrics.registry()); },
+      clock.get());
+  if (!metrics_address.empty()) metrics_endpoint.Start();
 
   discovery::ScanOptions daemon_scan_options = scan_options;
   daemon_scan_options.match_modules = false;  // module names are for the report; the daemon would hold modules.alias
@@ -179,13 +182,18 @@ int RunCommand(int argc, char** argv) {
   claims.Start();
   statuses.Start();
   heap_trim.Start();
-  if (absl::Status s = plugin.Start(); !s.ok()) {
-    LogError("kubelet plugin did not start", {{"error", s.ToString()}});
+  // SIGTERM during the start-up recovery (thousands of claims) cancels it: the process still ends in time.
+  if (absl::Status s = plugin.Start(shutdown.get_token()); !s.ok()) {
+    const bool cancelled = absl::IsCancelled(s) && shutdown.stop_requested();
+    if (!cancelled) LogError("kubelet plugin did not start", {{"error", s.ToString()}});
     termination.Close();  // its callback touches what is about to be destroyed
     api_stop.request_stop();
+    heap_trim.Stop();
     statuses.Stop();
     claims.Stop();
-    return 1;
+    if (!cancelled) return 1;
+    LogInfo("stopped");
+    return 0;
   }
   // What the cluster serves: logged once, gauges, and a state file for `liken-dra report` in the plugin's
   // directory (removed at a clean stop). The probe runs beside the start-up on a client of its own, so a server
@@ -244,7 +252,7 @@ int RunCommand(int argc, char** argv) {
   });
   // The metrics server waits for its connections (a scraper's keep-alive, a half-sent request) for a while
   // before it ends: that runs alongside the grace, not after it.
-  std::jthread metrics_stopper([&] { metrics_server->reset(); });
+  std::jthread metrics_stopper([&] { metrics_endpoint.Stop(); });
   reconcile.StopTriggers();
   claims.pod_informer()->Stop();
   plugin_stopped.WaitForNotificationWithTimeout(kShutdownGrace);

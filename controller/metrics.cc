@@ -1,7 +1,15 @@
 #include "controller/metrics.h"
 
+#include <netdb.h>
 #include <prometheus/exposer.h>
 #include <prometheus/text_serializer.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
 
 namespace liken::controller {
 namespace {
@@ -20,6 +28,38 @@ class ExposerServer final : public MetricsServer {
  private:
   prometheus::Exposer exposer_;
 };
+
+// Why `address` ("host:port", ":port", "[v6]:port") cannot be bound: binds a socket there as the server would
+// and returns its error ("Address already in use"), or "" when that bind succeeds.
+std::string WhyNotBindable(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return "";
+  std::string host = address.substr(0, colon);
+  const std::string port = address.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  hints.ai_family = host.empty() ? AF_INET : AF_UNSPEC;  // civetweb binds ":port" on IPv4's any address
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    return ::gai_strerror(rc);
+  }
+  std::string why;
+  int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
+  if (fd < 0) {
+    why = std::strerror(errno);
+  } else {
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));  // as the server does: TIME_WAIT is no conflict
+    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
+      why = errno == EADDRINUSE ? "the address is in use (another process listens there)" : std::strerror(errno);
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return why;
+}
 
 }  // namespace
 
@@ -155,7 +195,10 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> StartMetricsServer(const std::str
   try {
     return std::unique_ptr<MetricsServer>(std::make_unique<ExposerServer>(bind, std::move(registry)));
   } catch (const std::exception& e) {
-    return absl::UnavailableError("metrics endpoint " + address + ": " + e.what());
+    // The server's own message does not say why ("null context when constructing CivetServer"): find out.
+    std::string why = WhyNotBindable(address);
+    if (why.empty()) why = e.what();
+    return absl::UnavailableError(absl::StrCat("cannot serve metrics at ", address, ": ", why));
   }
 }
 

@@ -91,7 +91,8 @@ class Metrics final : public WorkQueueObserver,
 };
 
 // Serves `registry` at http://<address>/metrics. `address` is "host:port" or ":port"; empty returns
-// null (metrics off). InvalidArgument/Unavailable when it cannot listen. Thread-safe.
+// null (metrics off). Unavailable naming the address and why when it cannot listen ("the address is in use").
+// Thread-safe.
 class MetricsServer {
  public:
   virtual ~MetricsServer() = default;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/random/distributions.h"
+#include "absl/strings/str_cat.h"
 #include "common/log.h"
 
 namespace liken::informers {
@@ -76,27 +77,51 @@ absl::Status Informer::ListOnce(std::stop_token stop) {
   RequestOptions opts;
   opts.field_selector = options_.field_selector;
   opts.label_selector = options_.label_selector;
-  auto list = client_->List(options_.path, opts, std::move(stop));
-  if (!list.ok()) return list.status();
-  if (!list->is_object() || !list->contains("items") ||
-      !((*list)["items"].is_array() || (*list)["items"].is_null())) {
-    return absl::InternalError("list of " + options_.resource + " has no items");
-  }
+  opts.limit = options_.list_page_size;
   std::vector<ObjectPtr> objects;
-  if ((*list)["items"].is_array()) {
-    for (auto& item : (*list)["items"]) {
-      if (ObjectKey(item).empty()) {
-        LogWarning("informer: skipping a listed object without a name", {{"resource", options_.resource}});
-        continue;
+  std::string list_version;
+  int pages = 0;
+  // Page after page: every page is one consistent snapshot, at the first page's resourceVersion. A continue
+  // token that expired meanwhile (410 Gone) fails the whole list: the caller lists again from the start.
+  do {
+    auto list = client_->List(options_.path, opts, stop);
+    if (!list.ok()) {
+      if (pages > 0 && IsGone(list.status())) {
+        return absl::Status(list.status().code(),
+                            absl::StrCat("the list's continue token expired after ", pages, " pages: ",
+                                         list.status().message()));
       }
-      if (options_.transform) options_.transform(&item);
-      objects.push_back(std::make_shared<const nlohmann::json>(std::move(item)));
+      return list.status();
     }
+    if (!list->is_object() || !list->contains("items") ||
+        !((*list)["items"].is_array() || (*list)["items"].is_null())) {
+      return absl::InternalError("list of " + options_.resource + " has no items");
+    }
+    ++pages;
+    if ((*list)["items"].is_array()) {
+      for (auto& item : (*list)["items"]) {
+        if (ObjectKey(item).empty()) {
+          LogWarning("informer: skipping a listed object without a name", {{"resource", options_.resource}});
+          continue;
+        }
+        if (options_.transform) options_.transform(&item);
+        objects.push_back(std::make_shared<const nlohmann::json>(std::move(item)));
+      }
+    }
+    if (pages == 1) list_version = ResourceVersionOf(*list);
+    opts.continue_token.clear();
+    if (const auto meta = list->find("metadata"); meta != list->end() && meta->is_object()) {
+      opts.continue_token = meta->value("continue", "");
+    }
+  } while (!opts.continue_token.empty());
+  if (pages > 1) {
+    LogDebug("informer: listed in pages",
+             {{"resource", options_.resource}, {"pages", absl::StrCat(pages)}, {"objects", absl::StrCat(objects.size())}});
   }
   std::vector<std::pair<ObjectPtr, ObjectPtr>> changes;  // (old, new)
   for (const auto& o : objects) changes.emplace_back(store_.Get(ObjectKey(*o)), o);
   std::vector<ObjectPtr> dropped = store_.Replace(objects);
-  resource_version_ = ResourceVersionOf(*list);
+  resource_version_ = list_version;
   store_.SetResourceVersion(resource_version_);
   lists_.fetch_add(1);
   {

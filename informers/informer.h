@@ -48,6 +48,9 @@ struct InformerOptions {
   std::string field_selector;   // e.g. "spec.nodeName=node-a"
   std::string label_selector;
   int watch_timeout_seconds = 300;  // asked of the server; jittered up to 2x, as client-go does
+  // The most objects one list response holds (`limit`); the rest come in further pages (`continue`), so a node
+  // with many pods or slices never needs one huge response. 0: one response.
+  int64_t list_page_size = 500;
   absl::Duration backoff_initial = absl::Milliseconds(500);
   absl::Duration backoff_max = absl::Seconds(30);
   // Applied to every object before it is stored (client-go's transform): drop what nobody reads, so
@@ -57,7 +60,8 @@ struct InformerOptions {
   StoreEncoding store_encoding = StoreEncoding::kTree;
 };
 
-// Keeps a Store in step with the API server: list, then watch from the list's resourceVersion with
+// Keeps a Store in step with the API server: list (in pages of list_page_size; a continue token that expired
+// mid-list, 410 Gone, restarts the list), then watch from the list's resourceVersion with
 // bookmarks; relist on 410 Gone and on a watch event over the client's size limit (after a backoff); on
 // any other error or a silent stream, reconnect after a jittered exponential backoff. Stop ends a list or
 // watch in flight and any backoff at once. Thread-safe.

@@ -208,11 +208,13 @@ absl::Status ClaimCheckpoint::Sync() const {
 }
 
 bool ClaimCheckpoint::Exists(absl::string_view claim_uid) const {
+  auto dir = OpenDirectoryNoFollow(dir_);  // a record behind a symlinked directory is none of ours
+  if (!dir.ok()) return false;
   struct stat st;
-  return ::lstat(absl::StrCat(dir_, "/", claim_uid, kSuffix).c_str(), &st) == 0;
+  return ::fstatat(dir->get(), absl::StrCat(claim_uid, kSuffix).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-absl::StatusOr<ClaimCheckpoint::Contents> ClaimCheckpoint::Load() const {
+absl::StatusOr<ClaimCheckpoint::Contents> ClaimCheckpoint::Load(std::stop_token stop) const {
   auto names = ListDirectory(dir_);
   if (!names.ok()) {
     if (absl::IsNotFound(names.status())) return Contents{};
@@ -220,6 +222,7 @@ absl::StatusOr<ClaimCheckpoint::Contents> ClaimCheckpoint::Load() const {
   }
   Contents out;
   for (const auto& name : *names) {
+    if (stop.stop_requested()) return absl::CancelledError("reading the claim records was cancelled");
     if (name.empty() || name[0] == '.' || !absl::EndsWith(name, kSuffix)) continue;  // temp files
     std::string uid = name.substr(0, name.size() - (sizeof(kSuffix) - 1));
     auto text = ReadRegularFile(absl::StrCat(dir_, "/", name), 4 << 20, FinalSymlink::kRefuse);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -89,10 +90,12 @@ class ClaimCheckpoint {
     std::vector<absl::Status> unreadable_errors;  // why, one per unreadable_uids entry
   };
 
-  // Reads every record. Fails only when the directory cannot be listed. Thread-safe.
-  absl::StatusOr<Contents> Load() const;
+  // Reads every record. Fails only when the directory cannot be listed, or Cancelled once `stop` is requested
+  // (checked before each record). Thread-safe.
+  absl::StatusOr<Contents> Load(std::stop_token stop = {}) const;
 
-  // True when a record for the claim exists (readable or not). Thread-safe.
+  // True when a record for the claim exists (readable or not) in the directory itself: a symlinked directory holds
+  // none. Thread-safe.
   bool Exists(absl::string_view claim_uid) const;
 
   // The directory. Thread-safe.

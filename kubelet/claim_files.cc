@@ -20,15 +20,19 @@ cdi::Spec ClaimSpecFor(const PreparedClaim& claim) {
   return cdi::MakeClaimSpec(claim.ref.uid, devices);
 }
 
-cdi::Spec ClaimFiles::SpecFor(const PreparedClaim& claim) const {
+cdi::Spec ClaimFiles::SpecFor(const PreparedClaim& claim, const Files& files) const {
   cdi::Spec spec = ClaimSpecFor(claim);
   if (metadata_ == nullptr) return spec;
-  auto files = MetadataFilesFor(claim);
-  if (files.ok()) AddMetadataMounts(claim, *files, *metadata_, &spec);  // a bad name failed the prepare
+  if (files) {
+    AddMetadataMounts(claim, *files, *metadata_, &spec);
+    return spec;
+  }
+  auto computed = MetadataFilesFor(claim);
+  if (computed.ok()) AddMetadataMounts(claim, *computed, *metadata_, &spec);  // a bad name failed the prepare
   return spec;
 }
 
-absl::Status ClaimFiles::EnsureMetadata(const PreparedClaim& claim, bool check_content) const {
+absl::Status ClaimFiles::EnsureMetadata(const PreparedClaim& claim, bool check_content, Files* out) const {
   if (metadata_ == nullptr) return absl::OkStatus();
   if (!check_content) {  // the cheap check of every refresh pass: one lstat per request, nothing encoded
     std::vector<std::string> requests;
@@ -41,8 +45,11 @@ absl::Status ClaimFiles::EnsureMetadata(const PreparedClaim& claim, bool check_c
   }
   auto files = MetadataFilesFor(claim);
   if (!files.ok()) return files.status();
-  if (check_content && metadata_->Matches(claim.ref.uid, *files)) return absl::OkStatus();
-  return metadata_->Write(claim.ref.uid, *files);
+  absl::Status s = check_content && metadata_->Matches(claim.ref.uid, *files)
+                       ? absl::OkStatus()
+                       : metadata_->Write(claim.ref.uid, *files);
+  if (out != nullptr) *out = *std::move(files);
+  return s;
 }
 
 std::optional<PreparedClaim> ClaimFiles::Rebased(const PreparedClaim& current, const InventorySnapshot& snapshot) const {

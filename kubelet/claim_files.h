@@ -22,12 +22,16 @@ class ClaimFiles {
   // `metadata` may be null: no metadata files are written or mounted.
   explicit ClaimFiles(const DeviceMetadataStore* metadata) : metadata_(metadata) {}
 
-  // The claim's CDI spec: its devices, and the mounts of its metadata files when those are on. Thread-safe.
-  cdi::Spec SpecFor(const PreparedClaim& claim) const;
+  // The claim's metadata files, computed once by EnsureMetadata for the SpecFor that follows it.
+  using Files = std::optional<std::vector<cdi::DeviceMetadata>>;
+
+  // The claim's CDI spec: its devices, and the mounts of its metadata files when those are on (`files`: as
+  // EnsureMetadata computed them for this claim; computed here when nullopt). Thread-safe.
+  cdi::Spec SpecFor(const PreparedClaim& claim, const Files& files = std::nullopt) const;
 
   // Writes the claim's metadata files unless they are present (`check_content`: and exact, else one lstat per
-  // request and nothing encoded); OK when off. Thread-safe.
-  absl::Status EnsureMetadata(const PreparedClaim& claim, bool check_content) const;
+  // request and nothing encoded); OK when off. Stores the files it computed in `*files` (may be null). Thread-safe.
+  absl::Status EnsureMetadata(const PreparedClaim& claim, bool check_content, Files* files = nullptr) const;
 
   // The claim with each delivered device as `snapshot` has it now (nodes, USB interfaces, sysfs path, and the
   // attributes when metadata files are on) and metadata_generation + 1; nullopt when nothing changed. A device

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <limits>
 
+#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cdi/claim_spec.h"
@@ -16,6 +17,20 @@ std::string ClaimName(const ClaimRef& ref) { return absl::StrCat(ref.namespace_n
 
 absl::Status Annotate(const absl::Status& s, absl::string_view prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
+}
+
+// The slot table's invariant, asserted (as an inline assertion: a breach aborts, naming it) after each prepare,
+// unprepare and refresh in debug and sanitizer builds, and wherever LIKEN_ASSERT_INVARIANTS is defined; release
+// builds (NDEBUG) compile it out. Other calls may be in progress, so it is checked as it holds at any time.
+void AssertSlotInvariant(const ClaimSlotTable& slots, const char* after) {
+#if !defined(NDEBUG) || defined(LIKEN_ASSERT_INVARIANTS)
+  if (absl::Status s = slots.CheckInvariant(ClaimSlotTable::When::kAnyTime); !s.ok()) {
+    ABSL_RAW_LOG(FATAL, "claim slot table invariant broken after %s: %s", after, s.ToString().c_str());
+  }
+#else
+  (void)slots;
+  (void)after;
+#endif
 }
 
 }  // namespace
@@ -65,7 +80,8 @@ std::vector<std::string> ClaimPreparer::PreparedDeviceNames() const {
 
 // ---- recovery ----
 
-absl::Status ClaimPreparer::Recover() {
+absl::Status ClaimPreparer::Recover(std::stop_token stop) {
+  const auto cancelled = [] { return absl::CancelledError("start-up recovery was cancelled (shutting down)"); };
   // Another driver instance (a rolling update) may be preparing now: see its writes whole or not at all.
   auto dir_lock = checkpoint_->LockDirectory();
   if (!dir_lock.ok()) return Annotate(dir_lock.status(), "lock claims directory: ");
@@ -82,7 +98,8 @@ absl::Status ClaimPreparer::Recover() {
   absl::StatusOr<std::vector<std::string>> metadata_uids = std::vector<std::string>{};
   if (metadata_ != nullptr) metadata_uids = metadata_->ListClaimUids();
   if (!metadata_uids.ok()) return Annotate(metadata_uids.status(), "list device metadata: ");
-  auto contents = checkpoint_->Load();
+  auto contents = checkpoint_->Load(stop);
+  if (absl::IsCancelled(contents.status())) return cancelled();
   if (!contents.ok()) return Annotate(contents.status(), "read checkpoint: ");
 
   absl::flat_hash_set<std::string> known;
@@ -97,17 +114,20 @@ absl::Status ClaimPreparer::Recover() {
     known.insert(uid);
   }
   for (const auto& uid : contents->previous_boot_uids) {
+    if (stop.stop_requested()) return cancelled();
     // Its CDI spec (if any) is removed by the sweep below: nothing adds the UID to `known`.
     LogInfo("forgetting claim prepared before a reboot", {{"claim_uid", uid}});
     if (auto s = checkpoint_->Remove(uid); !s.ok()) LogWarning("remove claim record", {{"error", s.ToString()}});
   }
   for (auto& claim : contents->current_boot) {
+    if (stop.stop_requested()) return cancelled();
     const std::string uid = claim.ref.uid;
     known.insert(uid);
-    if (auto s = files_.EnsureMetadata(claim, /*check_content=*/true); !s.ok()) {
+    ClaimFiles::Files files;
+    if (auto s = files_.EnsureMetadata(claim, /*check_content=*/true, &files); !s.ok()) {
       LogError("restore device metadata of prepared claim", {{"claim_uid", uid}, {"error", s.ToString()}});
     }
-    cdi::Spec want = files_.SpecFor(claim);
+    cdi::Spec want = files_.SpecFor(claim, files);
     auto have = specs_->Read(uid);
     if (!have.ok() || !(*have == want)) {
       if (auto s = specs_->Write(uid, want); !s.ok()) {
@@ -124,11 +144,13 @@ absl::Status ClaimPreparer::Recover() {
     slots_.Release(uid, std::move(slot));
   }
   for (const auto& uid : *spec_uids) {
+    if (stop.stop_requested()) return cancelled();
     if (known.contains(uid)) continue;
     LogInfo("removing CDI spec of a claim that is not prepared", {{"claim_uid", uid}});
     if (auto s = specs_->Remove(uid); !s.ok()) LogWarning("remove CDI spec", {{"error", s.ToString()}});
   }
   for (const auto& uid : *metadata_uids) {
+    if (stop.stop_requested()) return cancelled();
     if (known.contains(uid)) continue;
     LogInfo("removing device metadata of a claim that is not prepared", {{"claim_uid", uid}});
     if (auto s = metadata_->Remove(uid); !s.ok()) LogWarning("remove device metadata", {{"error", s.ToString()}});
@@ -150,6 +172,7 @@ std::vector<PrepareOutcome> ClaimPreparer::Prepare(const std::vector<ClaimRef>& 
     std::move(batch_out.begin(), batch_out.end(), std::back_inserter(out));
   }
   slots_.EndPrepare(seq);
+  AssertSlotInvariant(slots_, "prepare");
   const absl::Duration took = absl::Now() - start;  // every claim's answer waits for the whole call
   for (size_t i = 0; i < claims.size(); ++i) {
     observer_->OnPrepare(out[i].status, took);
@@ -189,10 +212,11 @@ std::optional<PrepareOutcome> ClaimPreparer::AnswerPrepared(ClaimSlot& slot, con
         return PrepareOutcome{{}, Annotate(s, "record prepared claim again: ")};
       }
     }
-    if (auto s = files_.EnsureMetadata(prepared, /*check_content=*/false); !s.ok()) {
+    ClaimFiles::Files files;
+    if (auto s = files_.EnsureMetadata(prepared, /*check_content=*/false, &files); !s.ok()) {
       return PrepareOutcome{{}, Annotate(s, "rewrite device metadata: ")};
     }
-    if (auto s = specs_->Write(ref.uid, files_.SpecFor(prepared)); !s.ok()) {
+    if (auto s = specs_->Write(ref.uid, files_.SpecFor(prepared, files)); !s.ok()) {
       return PrepareOutcome{{}, Annotate(s, "rewrite vanished CDI spec: ")};
     }
     LogInfo("rewrote vanished CDI spec", {{"claim_uid", ref.uid}});
@@ -278,9 +302,10 @@ std::vector<absl::Status> ClaimPreparer::WriteClaimFiles(const std::vector<const
       out[i] = Annotate(out[i], "record prepared claim: ");
       continue;
     }
-    if (auto m = files_.EnsureMetadata(claim, /*check_content=*/true); !m.ok()) {
+    ClaimFiles::Files files;
+    if (auto m = files_.EnsureMetadata(claim, /*check_content=*/true, &files); !m.ok()) {
       out[i] = Annotate(m, "write device metadata: ");
-    } else if (auto w = specs_->Write(claim.ref.uid, files_.SpecFor(claim)); !w.ok()) {
+    } else if (auto w = specs_->Write(claim.ref.uid, files_.SpecFor(claim, files)); !w.ok()) {
       if (metadata_ != nullptr) (void)metadata_->Remove(claim.ref.uid);
       out[i] = Annotate(w, "write CDI spec: ");
     }
@@ -319,6 +344,7 @@ std::vector<absl::Status> ClaimPreparer::Unprepare(const std::vector<ClaimRef>& 
     }
   }
   slots_.Sweep();
+  AssertSlotInvariant(slots_, "unprepare");
   return out;
 }
 
@@ -347,10 +373,14 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
     if (!dir_lock.ok()) {
       status = Annotate(dir_lock.status(), "lock claims directory: ");
     } else if (!slot->prepared) {
-      // Unknown here; remove leftovers (e.g. of a crashed unprepare or another driver instance).
-      status = specs_->Remove(ref.uid);
-      if (status.ok() && metadata_ != nullptr) status = metadata_->Remove(ref.uid);
-      if (status.ok()) status = checkpoint_->Remove(ref.uid, Durability::kUnsynced);  // synced by Unprepare
+      // Not prepared here. A record means a driver prepared it (a crashed unprepare, an unreadable record kept at
+      // start-up, the other instance of a rolling update): remove its files. Without one this driver never
+      // prepared it, and a file named like its spec is not ours: nothing is removed.
+      if (checkpoint_->Exists(ref.uid)) {
+        status = specs_->Remove(ref.uid);
+        if (status.ok() && metadata_ != nullptr) status = metadata_->Remove(ref.uid);
+        if (status.ok()) status = checkpoint_->Remove(ref.uid, Durability::kUnsynced);  // synced by Unprepare
+      }
     } else if (auto s = specs_->Remove(ref.uid); !s.ok()) {
       status = Annotate(s, "remove CDI spec: ");
     } else if (auto m = metadata_ != nullptr ? metadata_->Remove(ref.uid) : absl::OkStatus(); !m.ok()) {
@@ -396,14 +426,25 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       first_error = Annotate(s, "recreate CDI directory: ");
     }
   }
+  // The metadata root is looked at once per pass, as the two directories above; each claim's files only when it
+  // changed since the last pass that found every file (a claim's directory removed, the root lost or recreated,
+  // or claims prepared or unprepared meanwhile). A no-change pass touches no metadata file.
+  DeviceMetadataStore::RootState metadata_root;
+  bool check_metadata = false;
+  if (metadata_ != nullptr) {
+    metadata_root = metadata_->RootStateNow();
+    absl::MutexLock lock(&metadata_seen_mu_);
+    check_metadata = !metadata_root.directory || !metadata_seen_ || !(*metadata_seen_ == metadata_root);
+  }
   for (auto& [uid, slot] : slots) {
     absl::MutexLock lock(&slot->mu);
     if (!slot->prepared) continue;
     const PreparedClaim& current = *slot->prepared;
     std::optional<PreparedClaim> updated = files_.Rebased(current, snapshot);  // the common pass: nullopt
     const bool changed = updated.has_value();
+    ClaimFiles::Files files;  // computed at most once per claim, for its metadata files and its spec
     const auto ensure_metadata = [&, &claim_uid = uid](const PreparedClaim& claim, bool check_content) {
-      if (auto m = files_.EnsureMetadata(claim, check_content); !m.ok()) {
+      if (auto m = files_.EnsureMetadata(claim, check_content, &files); !m.ok()) {
         if (first_error.ok()) {
           first_error = Annotate(m, absl::StrCat("write device metadata of claim ", claim_uid, ": "));
         }
@@ -412,7 +453,7 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       return true;
     };
     if (!changed && !records_lost && specs_->Exists(uid)) {  // the common case: no lock taken
-      ensure_metadata(current, /*check_content=*/false);
+      if (check_metadata) ensure_metadata(current, /*check_content=*/false);
       continue;
     }
     auto dir_lock = checkpoint_->LockDirectory();
@@ -439,7 +480,7 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
     }
     if (!ensure_metadata(changed ? *updated : current, /*check_content=*/changed)) continue;
     if (changed || !spec_present) {
-      if (auto s = specs_->Write(uid, files_.SpecFor(changed ? *updated : current)); !s.ok()) {
+      if (auto s = specs_->Write(uid, files_.SpecFor(changed ? *updated : current, files)); !s.ok()) {
         if (first_error.ok()) first_error = Annotate(s, absl::StrCat("write CDI spec of claim ", uid, ": "));
         continue;
       }
@@ -449,8 +490,21 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
     }
     if (changed) SetPrepared(*slot, std::move(updated));
   }
-  slots.clear();
+  if (metadata_ != nullptr) {
+    // Remembered only after a pass that found (or rewrote) every file: after a failure the next pass looks again.
+    absl::MutexLock lock(&metadata_seen_mu_);
+    if (first_error.ok()) {
+      metadata_seen_ = metadata_root;
+    } else {
+      metadata_seen_.reset();
+    }
+  }
+  // Marked as sweep candidates while this pass still holds them (so no idle slot is ever unheld and unmarked),
+  // then swept once the pass let go.
   slots_.Forgotten(std::move(forgotten));
+  slots.clear();
+  slots_.Sweep();
+  AssertSlotInvariant(slots_, "refresh");
   if (rewritten > 0) observer_->OnSpecsRefreshed(rewritten);
   if (!first_error.ok()) return first_error;
   return rewritten;

@@ -3,7 +3,9 @@
 // Idempotency and ordering rules:
 //  - Preparing a prepared claim returns the recorded answer (no API read) and rewrites its CDI spec if the
 //    file vanished, unless its checkpoint record vanished too: then another driver instance sharing the
-//    directories (a rolling update) unprepared it, and it is forgotten and prepared afresh. Unpreparing an unknown or unprepared claim succeeds (and removes any leftover files).
+//    directories (a rolling update) unprepared it, and it is forgotten and prepared afresh. Unpreparing an unknown or unprepared claim succeeds; it removes the claim's
+//    files only when the claim has a record (a crashed unprepare, an unreadable record), and nothing without one.
+//    Every removal goes through directory handles opened without following a symlink, as the writes do.
 //  - Every call gets a sequence number when it reaches the plugin. Unpreparing a claim leaves a tombstone
 //    with the unprepare's number. A prepare numbered below the tombstone (it reached the plugin before the
 //    unprepare, but got to the claim after it) is stale: it fails for that claim and writes nothing. A
@@ -31,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -78,8 +81,10 @@ class ClaimPreparer {
 
   // Start-up recovery, before serving: reloads claims prepared in this boot and restores their CDI specs,
   // forgets claims of an earlier boot, and removes liken specs no record accounts for. Fails only when the
-  // checkpoint or CDI directory cannot be read. Not to be called concurrently with other methods.
-  absl::Status Recover();
+  // checkpoint or CDI directory cannot be read, or Cancelled as soon as `stop` is requested (checked before each
+  // claim; what was restored stays, the rest is done by the next start). Not to be called concurrently with
+  // other methods.
+  absl::Status Recover(std::stop_token stop = {});
 
   // The most claims of one call whose slots are locked, and whose records are committed, together; a larger
   // call is prepared in batches of this size. Bounds how many mutexes one thread holds (ThreadSanitizer's
@@ -96,7 +101,9 @@ class ClaimPreparer {
 
   // Re-resolves every prepared claim's devices against `snapshot` and rewrites the CDI specs whose nodes
   // changed or whose file vanished (with their metadata files, generation + 1 on a change; a vanished
-  // metadata file alone is rewritten without counting); recreates a vanished CDI or claims directory with the
+  // metadata file alone is rewritten without counting, found when the metadata root changed since the last pass:
+  // a claim's directory removed, the root lost; a single file removed deeper down is rewritten by the claim's next
+  // prepare or a restart); recreates a vanished CDI or claims directory with the
   // files of every prepared claim; returns how many specs it rewrote. A claim whose spec and record both vanished
   // was unprepared by another driver instance sharing the directories: it is forgotten, not rewritten. A device missing from the snapshot keeps
   // its recorded nodes. Fails (after doing the rest) when a write failed. Thread-safe.
@@ -138,6 +145,10 @@ class ClaimPreparer {
   // Lock order: slot mutexes (several only through ClaimSlotLocks), then the claims directory's lock, then devices_mu_
   // (a leaf). The table's own lock is never taken while a slot's mutex is held.
   ClaimSlotTable slots_;
+
+  // The metadata root as the last refresh pass that found every claim's files saw it (nullopt: check them all).
+  absl::Mutex metadata_seen_mu_;
+  std::optional<DeviceMetadataStore::RootState> metadata_seen_ ABSL_GUARDED_BY(metadata_seen_mu_);
 
   mutable absl::Mutex devices_mu_;
   absl::flat_hash_map<std::string, int> prepared_device_refs_ ABSL_GUARDED_BY(devices_mu_);

@@ -3,7 +3,8 @@
 //
 // Invariant (checked by CheckInvariant, and in part by assertions on every release and sweep):
 //  - a slot exists only while a caller holds it, its claim is prepared, or its tombstone is newer than the
-//    oldest prepare in flight (a prepare numbered below it may still reach the claim);
+//    oldest prepare in flight (a prepare numbered below it may still reach the claim); while calls are in
+//    progress, also while it is a sweep candidate (the next sweep erases it);
 //  - a slot a caller holds is the table's slot for its UID: it is never erased while held, so two calls for
 //    one claim always meet on the same mutex;
 //  - every sweep candidate names a slot of the table.
@@ -74,9 +75,11 @@ class ClaimSlotTable {
 
   // How many slots exist. Thread-safe.
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Checks the invariant above over the whole table (linear; for tests): Internal names the first breach.
-  // Holds whenever no claim call is in progress. Thread-safe.
-  absl::Status CheckInvariant() const ABSL_LOCKS_EXCLUDED(mu_);
+  // When CheckInvariant is called: with no claim call in progress, an idle slot no one holds is a breach; at any
+  // time (calls in progress), only one that is not a sweep candidate either.
+  enum class When { kQuiescent, kAnyTime };
+  // Checks the invariant above over the whole table (linear): Internal names the first breach. Thread-safe.
+  absl::Status CheckInvariant(When when = When::kQuiescent) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // True when `slot` holds nothing a later call needs; false when its mutex is taken (it is in use).

@@ -1,12 +1,9 @@
 #include "kubelet/device_metadata_writer.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "cdi/claim_spec.h"
@@ -48,29 +45,14 @@ std::map<std::string, cdi::MetadataValue> MetadataAttributes(const DeliveredDevi
   return out;
 }
 
-bool IsDirectoryNoFollow(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-absl::Status RemovePath(const std::string& path) {
-  if (::unlink(path.c_str()) == 0 || errno == ENOENT) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("remove ", path, ": ", std::strerror(errno)));
-}
-
-absl::Status RemoveDirectory(const std::string& path) {
-  if (::rmdir(path.c_str()) == 0 || errno == ENOENT) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("remove directory ", path, ": ", std::strerror(errno)));
-}
-
-// Removes a request directory: its entries (files, links, leftover temp files) and itself.
-absl::Status RemoveRequestDir(const std::string& dir) {
-  auto names = ListDirectory(dir);
-  if (!names.ok()) return absl::IsNotFound(names.status()) ? absl::OkStatus() : names.status();
-  for (const auto& name : *names) {
-    if (auto s = RemovePath(absl::StrCat(dir, "/", name)); !s.ok()) return s;
+// The root, opened without following a symlink; created (with its parents) when missing and `create`.
+absl::StatusOr<ScopedFd> OpenRoot(const std::string& root, bool create) {
+  auto fd = OpenDirectoryNoFollow(root);
+  if (create && absl::IsNotFound(fd.status())) {
+    if (auto made = MakeDirectories(root); !made.ok()) return made;
+    fd = OpenDirectoryNoFollow(root);
   }
-  return RemoveDirectory(dir);
+  return fd;
 }
 
 }  // namespace
@@ -114,14 +96,22 @@ std::string DeviceMetadataStore::HostPath(absl::string_view claim_uid, absl::str
 }
 
 absl::Status DeviceMetadataStore::Write(absl::string_view claim_uid, const std::vector<cdi::DeviceMetadata>& files) const {
-  const std::string claim_dir = absl::StrCat(root_, "/", claim_uid);
+  // Every write and removal goes through directory handles opened without following a symlink, from the root
+  // down: a link planted anywhere on the way is refused, never written or removed through.
+  auto root = OpenRoot(root_, /*create=*/true);
+  if (!root.ok()) return root.status();
+  const std::string uid(claim_uid);
+  const std::string claim_dir = absl::StrCat(root_, "/", uid);
+  auto claim = OpenOrMakeDirectoryAt(root->get(), root_, uid);
+  if (!claim.ok()) return claim.status();
   std::vector<std::string> wanted;
   for (const auto& f : files) {
     const std::string base = cdi::BaseRequestName(f.request);
-    const std::string dir = absl::StrCat(claim_dir, "/", base);
-    if (auto s = MakeDirectories(dir); !s.ok()) return s;
-    if (auto s = WriteFileAtomically(dir, cdi::MetadataFileName(discovery::kDriverName),
-                                     cdi::EncodeDeviceMetadataStream(f), durability_);
+    auto request = OpenOrMakeDirectoryAt(claim->get(), claim_dir, base);
+    if (!request.ok()) return request.status();
+    if (auto s = WriteFileAtomicallyAt(request->get(), absl::StrCat(claim_dir, "/", base),
+                                       cdi::MetadataFileName(discovery::kDriverName),
+                                       cdi::EncodeDeviceMetadataStream(f), durability_);
         !s.ok()) {
       return s;
     }
@@ -131,8 +121,7 @@ absl::Status DeviceMetadataStore::Write(absl::string_view claim_uid, const std::
   if (!present.ok()) return absl::IsNotFound(present.status()) ? absl::OkStatus() : present.status();
   for (const auto& name : *present) {
     if (std::find(wanted.begin(), wanted.end(), name) != wanted.end()) continue;
-    const std::string path = absl::StrCat(claim_dir, "/", name);
-    if (auto s = IsDirectoryNoFollow(path) ? RemoveRequestDir(path) : RemovePath(path); !s.ok()) return s;
+    if (auto s = RemoveTreeAt(claim->get(), claim_dir, name); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -159,15 +148,23 @@ bool DeviceMetadataStore::Present(absl::string_view claim_uid, const std::vector
 }
 
 absl::Status DeviceMetadataStore::Remove(absl::string_view claim_uid) const {
-  const std::string claim_dir = absl::StrCat(root_, "/", claim_uid);
-  if (!IsDirectoryNoFollow(claim_dir)) return RemovePath(claim_dir);  // absent, or something planted
-  auto names = ListDirectory(claim_dir);
-  if (!names.ok()) return absl::IsNotFound(names.status()) ? absl::OkStatus() : names.status();
-  for (const auto& name : *names) {
-    const std::string path = absl::StrCat(claim_dir, "/", name);
-    if (auto s = IsDirectoryNoFollow(path) ? RemoveRequestDir(path) : RemovePath(path); !s.ok()) return s;
-  }
-  return RemoveDirectory(claim_dir);
+  auto root = OpenRoot(root_, /*create=*/false);  // a symlinked root: refused, nothing in its target removed
+  if (!root.ok()) return absl::IsNotFound(root.status()) ? absl::OkStatus() : root.status();
+  return RemoveTreeAt(root->get(), root_, std::string(claim_uid));
+}
+
+DeviceMetadataStore::RootState DeviceMetadataStore::RootStateNow() const {
+  RootState state;
+  struct stat st;
+  if (::lstat(root_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return state;
+  state.directory = true;
+  state.dev = static_cast<int64_t>(st.st_dev);
+  state.ino = static_cast<int64_t>(st.st_ino);
+  state.nlink = static_cast<int64_t>(st.st_nlink);
+  state.size = static_cast<int64_t>(st.st_size);
+  state.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  state.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+  return state;
 }
 
 absl::StatusOr<std::vector<std::string>> DeviceMetadataStore::ListClaimUids() const {

@@ -30,8 +30,8 @@ inline constexpr char kAttrUsbDeviceNumber[] = "liken.sh/usbDeviceNumber";
 // order. InvalidArgument when a name cannot become a path segment. Thread-safe.
 absl::StatusOr<std::vector<cdi::DeviceMetadata>> MetadataFilesFor(const PreparedClaim& claim);
 
-// Writes, checks and removes the metadata files of claims under one root. Never follows a symlink planted
-// in a claim's directory. Thread-safe; callers serialise operations on one claim UID.
+// Writes, checks and removes the metadata files of claims under one root. Never writes or removes through a
+// symlink: neither the root, a claim's directory nor a request's directory is followed. Thread-safe; callers serialise operations on one claim UID.
 class DeviceMetadataStore {
  public:
   // `root` is the plugin's metadata directory ("<kubelet-root>/plugins/liken.sh/metadata"); `durability` of
@@ -55,8 +55,20 @@ class DeviceMetadataStore {
   // Thread-safe.
   bool Present(absl::string_view claim_uid, const std::vector<std::string>& base_requests) const;
 
-  // Removes the claim's directory and everything in it; succeeds when absent. Thread-safe.
+  // Removes the claim's directory and everything in it; succeeds when absent. Never follows a symlink, the root
+  // included: a symlinked root is FailedPrecondition and nothing in its target is removed. Thread-safe.
   absl::Status Remove(absl::string_view claim_uid) const;
+
+  // What the root looks like now: whether it is a directory, its identity, link count, size and times. Any claim
+  // directory added, removed or renamed in it, or the root lost or recreated, changes it; a file removed deeper
+  // down (inside a claim's request directory) does not. Compared between refresh passes, so a pass checks the
+  // claims' files only when it changed. Thread-safe.
+  struct RootState {
+    bool directory = false;
+    int64_t dev = 0, ino = 0, nlink = 0, size = 0, mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const RootState&) const = default;
+  };
+  RootState RootStateNow() const;
 
   // The claim UIDs that have a directory here, sorted. Thread-safe.
   absl::StatusOr<std::vector<std::string>> ListClaimUids() const;

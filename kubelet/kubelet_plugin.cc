@@ -43,16 +43,20 @@ KubeletPlugin::KubeletPlugin(KubeletPluginOptions options, discovery::Scanner* s
 
 KubeletPlugin::~KubeletPlugin() { Stop(); }
 
-absl::Status KubeletPlugin::Start() {
+absl::Status KubeletPlugin::Start(std::stop_token stop) {
   absl::MutexLock lock(&mu_);
   if (started_) return absl::FailedPreconditionError("kubelet plugin already started");
   started_ = true;
-  absl::Status s = StartLocked();
-  if (!s.ok()) LogError("kubelet plugin failed to start", {{"error", s.ToString()}});
+  absl::Status s = StartLocked(std::move(stop));
+  if (absl::IsCancelled(s)) {
+    LogInfo("kubelet plugin start cancelled", {{"reason", std::string(s.message())}});
+  } else if (!s.ok()) {
+    LogError("kubelet plugin failed to start", {{"error", s.ToString()}});
+  }
   return s;
 }
 
-absl::Status KubeletPlugin::StartLocked() {
+absl::Status KubeletPlugin::StartLocked(std::stop_token stop) {
   if (options_.node_name.empty()) return absl::InvalidArgumentError("kubelet plugin needs a node name");
   if (lookup_ == nullptr) return absl::InvalidArgumentError("kubelet plugin needs a claim lookup");
   auto paths = ComputeSocketPaths(options_.kubelet_root, discovery::kDriverName, options_.pod_uid);
@@ -78,7 +82,7 @@ absl::Status KubeletPlugin::StartLocked() {
   preparer_ = std::make_unique<ClaimPreparer>(options_.node_name, lookup_, &catalog_, &specs_, checkpoint_.get(),
                                               rebinder_.get(), observer_, metadata_.get());
   preparer_->SetListener(options_.claim_listener);
-  if (auto st = preparer_->Recover(); !st.ok()) return st;
+  if (auto st = preparer_->Recover(std::move(stop)); !st.ok()) return st;
 
   dra_services_.push_back(NewDraV1Service(preparer_.get()));
   dra_services_.push_back(NewDraV1beta1Service(preparer_.get()));

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <stop_token>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
@@ -65,8 +66,9 @@ class KubeletPlugin final : public controller::NodeDevices {
   KubeletPlugin& operator=(const KubeletPlugin&) = delete;
 
   // Reads the boot ID, recovers prepared claims (restoring their CDI specs), then listens on the DRA socket
-  // and last on the registration socket (stale socket files are removed first). Call once. Thread-safe.
-  absl::Status Start();
+  // and last on the registration socket (stale socket files are removed first). Cancelled, listening on
+  // nothing, once `stop` is requested during the recovery. Call once. Thread-safe.
+  absl::Status Start(std::stop_token stop = {});
 
   // Stops taking calls: removes the registration socket, lets in-flight calls finish (up to the shutdown
   // grace), ends health streams, removes the DRA socket. Idempotent. Thread-safe.
@@ -97,7 +99,7 @@ class KubeletPlugin final : public controller::NodeDevices {
   const SocketPaths& socket_paths() const { return paths_; }
 
  private:
-  absl::Status StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StartLocked(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const KubeletPluginOptions options_;
   informers::ClaimLookup* const lookup_;

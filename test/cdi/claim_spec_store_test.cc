@@ -73,6 +73,22 @@ TEST_F(ClaimSpecStoreTest, SymlinkedDirectoryIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(real + "/liken.sh-u1.json"));
 }
 
+TEST_F(ClaimSpecStoreTest, RemoveThroughASymlinkedDirectoryRemovesNothing) {
+  // The CDI root is a link to a directory holding a file named like a claim's spec: neither store removes it.
+  const std::string real = dir_ + "/elsewhere";
+  ASSERT_EQ(::mkdir(real.c_str(), 0755), 0);
+  std::ofstream(real + "/liken.sh-u1.json") << "precious";
+  const std::string link = dir_ + "/linked";
+  ASSERT_EQ(::symlink(real.c_str(), link.c_str()), 0);
+  for (liken::Durability d : {liken::Durability::kSynced, liken::Durability::kUnsynced}) {
+    ClaimSpecStore store(link, d);
+    absl::Status removed = store.Remove("u1");
+    EXPECT_EQ(removed.code(), absl::StatusCode::kFailedPrecondition) << removed;
+    EXPECT_NE(removed.message().find("symlink"), std::string::npos) << removed;
+  }
+  EXPECT_EQ(*ReadFileToString(real + "/liken.sh-u1.json"), "precious");
+}
+
 TEST_F(ClaimSpecStoreTest, GarbageSpecIsInvalidArgument) {
   std::ofstream(dir_ + "/run/cdi/liken.sh-u1.json") << "not json";
   EXPECT_EQ(store_->Read("u1").status().code(), absl::StatusCode::kInvalidArgument);

@@ -24,8 +24,10 @@ helm template liken "$CHART" -n liken-system --set storageRoles=maybe >/dev/null
 helm template liken "$CHART" -n liken-system >"$WORK/all.yaml"
 k apply --dry-run=server -f "$WORK/all.yaml" >/dev/null && pass "helm template applies with --dry-run=server" ||
   fail "the API server rejects the rendered chart"
-grep -q "maxSurge: 0" "$WORK/all.yaml" && grep -q "maxUnavailable: 1" "$WORK/all.yaml" &&
-  pass "rolling update replaces one pod at a time (host network: no surge beside the old pod)" || fail "rolling update settings"
+grep -q "maxSurge: 1" "$WORK/all.yaml" && grep -q "maxUnavailable: 0" "$WORK/all.yaml" &&
+  pass "rolling update starts the new pod beside the old one (maxSurge 1, maxUnavailable 0)" || fail "rolling update settings"
+grep -q "hostPort\|containerPort" "$WORK/all.yaml" && fail "the pod declares a port (a surge pod could not be scheduled)" ||
+  pass "the pod declares no host port"
 grep -q "fieldPath: metadata.uid" "$WORK/all.yaml" && pass "the pod UID reaches the driver (socket names)" || fail "no POD_UID"
 
 # The real objects: ServiceAccount, RBAC and the admission policy.

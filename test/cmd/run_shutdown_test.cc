@@ -1,5 +1,6 @@
 // The real `liken-dra run` and SIGTERM: in every state (start-up with recovery, a list or watch in flight,
-// a slice write or a prepare in flight, an API server that accepts and never answers, one that is gone) the process
+// a slice write or a prepare in flight, an API server that accepts and never answers, one that is gone, a metrics
+// port another process holds) the process
 // exits within the 5 s budget; configuration that can never work ends it by itself with a clear error.
 // The binary comes from $LIKEN_DRA. Waits for states are bounded and say what they waited for.
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -46,6 +48,14 @@ std::string ReadAll(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The names in `dir` (none when it cannot be read).
+std::vector<std::string> ListDirectoryNames(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) names.push_back(e.path().filename());
+  return names;
 }
 
 bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds limit = kReachState) {
@@ -224,6 +234,45 @@ TEST_F(RunShutdownTest, StartUpWithCheckpointedClaimsAndAHangingServer) {
   TerminateWithinBudget();
 }
 
+TEST_F(RunShutdownTest, SigtermDuringTheRecoveryOfFiveThousandClaims) {
+  std::string boot_id = ReadAll("/proc/sys/kernel/random/boot_id");
+  while (!boot_id.empty() && boot_id.back() == '\n') boot_id.pop_back();
+  const std::string claims = dir_ + "/kubelet/plugins/liken.sh/claims";
+  for (const char* d : {"/kubelet/plugins", "/kubelet/plugins/liken.sh", "/kubelet/plugins/liken.sh/claims"}) {
+    ::mkdir((dir_ + d).c_str(), 0755);
+  }
+  // 5,000 claims of this boot whose CDI specs are missing, each with a device and its metadata file: recovery
+  // writes a spec and a metadata file for every one of them.
+  constexpr int kClaims = 5000;
+  for (int i = 0; i < kClaims; ++i) {
+    std::string uid = absl::StrCat("00000000-0000-4000-8000-", 100000000000 + i);
+    nlohmann::json node = {{"path", "/dev/dri/renderD128"}, {"type", "c"}, {"major", 226}, {"minor", 128},
+                           {"subsystem", "drm"}};
+    nlohmann::json record = {
+        {"version", 1},
+        {"bootID", boot_id},
+        {"claim", {{"namespace", "ns1"}, {"name", absl::StrCat("claim-", i)}, {"uid", uid}}},
+        {"results", {{{"requestNames", {"gpu"}}, {"pool", "node-a"}, {"device", "pci-0000-00-02-0"},
+                      {"cdiDeviceIDs", {absl::StrCat("liken.sh/device=", uid, "-pci-0000-00-02-0")}}}}},
+        {"delivered", {{{"name", "pci-0000-00-02-0"}, {"nodes", {node}}, {"usbInterfaces", nlohmann::json::array()},
+                        {"sysfsPath", "/sys/devices/pci0000:00/0000:00:02.0"}}}}};
+    std::ofstream(claims + "/" + uid + ".json") << record.dump();
+  }
+  Start(Kubeconfig(server_.url()));
+  ASSERT_TRUE(WaitUntil([&] { return Logged("msg=starting"); }, std::chrono::seconds(60))) << "never started";
+  TerminateWithinBudget();
+  // Whether the signal came while the claims were still being recovered: then the rest were left for the next start.
+  const bool cancelled = Logged("start-up recovery was cancelled");
+  const bool recovered = Logged("kubelet plugin recovered prepared claims");
+  EXPECT_TRUE(cancelled || recovered) << "neither recovered nor cancelled";
+  auto specs = ListDirectoryNames(dir_ + "/cdi");
+  std::printf("recovery %s; CDI specs restored before the exit: %zu of %d\n",
+              cancelled ? "cancelled by SIGTERM" : "finished before SIGTERM arrived", specs.size(), kClaims);
+  if (cancelled) {
+    EXPECT_LT(specs.size(), static_cast<size_t>(kClaims));
+  }
+}
+
 TEST_F(RunShutdownTest, APrepareInFlightIsAnsweredAndTheProcessStillEndsInTime) {
   // The server answers everything but the claim read a prepare needs.
   server_.SetInterceptor([](const HttpRequest& req, HttpResponder&) {
@@ -287,6 +336,53 @@ TEST_F(RunShutdownTest, MetricsConnectionsHeldOpenAndAPrepareInFlight) {
   ::close(keep_alive);
   ::close(half);
   ASSERT_TRUE(asked) << "the prepare never read its claim";
+}
+
+TEST_F(RunShutdownTest, ATakenMetricsPortKeepsNeitherThePluginDownNorTheShutdownWaiting) {
+  // Another process (the previous pod of a rolling update) holds the metrics port.
+  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string address = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+  Start(Kubeconfig(server_.url()), address);
+  ASSERT_TRUE(WaitUntil([&] { return Logged("msg=running"); })) << "never ran";
+  EXPECT_TRUE(Logged("metrics endpoint not ready")) << ReadAll(log_);
+  EXPECT_TRUE(Logged(address)) << "the message names the address";
+  EXPECT_TRUE(Logged("in use")) << ReadAll(log_);
+  auto kubelet = liken::testing::TestKubelet::Register(dir_ + "/kubelet", liken::testing::DraVersion::kV1);
+  ASSERT_TRUE(kubelet.ok()) << "the plugin serves without its metrics endpoint: " << kubelet.status();
+  // The port is freed: a retry binds it.
+  ::close(taken);
+  ASSERT_TRUE(WaitUntil([&] { return Logged("metrics endpoint ready"); })) << "never bound the freed port";
+  const int scrape = ConnectAndSend(ntohs(addr.sin_port), "GET /metrics HTTP/1.0\r\n\r\n");
+  ASSERT_GE(scrape, 0);
+  std::string body;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(scrape, buf, sizeof(buf), 0)) > 0;) body.append(buf, static_cast<size_t>(n));
+  ::close(scrape);
+  EXPECT_NE(body.find("liken_prepared_claims"), std::string::npos) << body;
+  TerminateWithinBudget();
+}
+
+TEST_F(RunShutdownTest, SigtermWhileTheMetricsPortIsStillTaken) {
+  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
+  Start(Kubeconfig(server_.url()), absl::StrCat("127.0.0.1:", ntohs(addr.sin_port)));
+  ASSERT_TRUE(WaitUntil([&] { return Logged("msg=running") && Logged("metrics endpoint not ready"); }))
+      << "never ran";
+  TerminateWithinBudget();  // the retry's back-off wait is cancelled
+  ::close(taken);
 }
 
 TEST_F(RunShutdownTest, ConfigurationThatCannotHealEndsTheProcess) {

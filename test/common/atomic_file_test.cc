@@ -130,5 +130,48 @@ TEST_F(AtomicFileTest, RemoveIsIdempotentAndDoesNotFollowLinks) {
   EXPECT_EQ(Read("victim2"), "keep");
 }
 
+TEST_F(AtomicFileTest, ASymlinkedDirectoryIsRefusedByNameAndNothingInItsTargetRemoved) {
+  ASSERT_EQ(::mkdir((dir_ + "/real").c_str(), 0755), 0);
+  std::ofstream(dir_ + "/real/f") << "keep";
+  ASSERT_EQ(::symlink((dir_ + "/real").c_str(), (dir_ + "/linked").c_str()), 0);
+  auto opened = OpenDirectoryNoFollow(dir_ + "/linked");
+  EXPECT_TRUE(absl::IsFailedPrecondition(opened.status())) << opened.status();
+  EXPECT_NE(opened.status().message().find(dir_ + "/linked is a symlink"), std::string::npos) << opened.status();
+  EXPECT_TRUE(absl::IsNotFound(OpenDirectoryNoFollow(dir_ + "/missing").status()));
+  for (Durability d : {Durability::kSynced, Durability::kUnsynced}) {
+    EXPECT_TRUE(absl::IsFailedPrecondition(RemoveFileIfPresent(dir_ + "/linked", "f", d)));
+  }
+  EXPECT_EQ(Read("real/f"), "keep");
+}
+
+TEST_F(AtomicFileTest, RemoveTreeRemovesLinksThemselvesNeverTheirTargets) {
+  ASSERT_EQ(::mkdir((dir_ + "/victim").c_str(), 0755), 0);
+  std::ofstream(dir_ + "/victim/keep") << "keep";
+  ASSERT_TRUE(MakeDirectories(dir_ + "/tree/a/b").ok());
+  std::ofstream(dir_ + "/tree/a/b/file") << "x";
+  std::ofstream(dir_ + "/tree/top") << "x";
+  ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), (dir_ + "/tree/a/dirlink").c_str()), 0);
+  ASSERT_EQ(::symlink((dir_ + "/victim/keep").c_str(), (dir_ + "/tree/a/b/filelink").c_str()), 0);
+  auto root = OpenDirectoryNoFollow(dir_);
+  ASSERT_TRUE(root.ok()) << root.status();
+  ASSERT_TRUE(RemoveTreeAt(root->get(), dir_, "tree").ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/tree"));
+  EXPECT_EQ(Read("victim/keep"), "keep");
+  EXPECT_TRUE(RemoveTreeAt(root->get(), dir_, "tree").ok()) << "absent: fine";
+  EXPECT_TRUE(absl::IsInvalidArgument(RemoveTreeAt(root->get(), dir_, "..")));
+}
+
+TEST_F(AtomicFileTest, SubdirectoriesAreMadeAndOpenedWithoutFollowingALink) {
+  auto root = OpenDirectoryNoFollow(dir_);
+  ASSERT_TRUE(root.ok()) << root.status();
+  auto sub = OpenOrMakeDirectoryAt(root->get(), dir_, "sub");
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_TRUE(WriteFileAtomicallyAt(sub->get(), dir_ + "/sub", "f", "v").ok());
+  EXPECT_EQ(Read("sub/f"), "v");
+  ASSERT_EQ(::mkdir((dir_ + "/victim").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), (dir_ + "/planted").c_str()), 0);
+  EXPECT_TRUE(absl::IsFailedPrecondition(OpenOrMakeDirectoryAt(root->get(), dir_, "planted").status()));
+}
+
 }  // namespace
 }  // namespace liken

@@ -266,15 +266,46 @@ void FakeApiServer::Handle(const HttpRequest& req, HttpResponder& out) {
     return;
   }
   if (!watch) {
-    nlohmann::json items = nlohmann::json::array();
-    for (const auto& [key, obj] : objects) {
-      if ((ns.empty() || obj["metadata"].value("namespace", "") == ns) && MatchesFieldSelector(obj, selector)) {
-        items.push_back(obj);
+    // Paging as the API server pages: `limit` objects in key order, then a continue token naming the list's
+    // resourceVersion and the last key; a token from before a Compact is expired (410).
+    int64_t limit = 0;
+    if (req.query.count("limit")) (void)absl::SimpleAtoi(req.query.at("limit"), &limit);
+    std::string after;
+    int64_t list_rv = rv_;
+    if (req.query.count("continue")) {
+      const std::string& token = req.query.at("continue");
+      const size_t slash = token.find('/');
+      if (slash == std::string::npos || !absl::SimpleAtoi(token.substr(0, slash), &list_rv)) {
+        out.Respond(400, StatusBody(400, "BadRequest", "invalid continue token"));
+        return;
       }
+      if (list_rv < compacted_) {
+        out.Respond(410, StatusBody(410, "Expired", "The provided continue parameter is too old"));
+        return;
+      }
+      after = token.substr(slash + 1);
     }
-    out.Respond(200, nlohmann::json{{"kind", "List"}, {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
-                                    {"items", items}}
-                         .dump());
+    nlohmann::json items = nlohmann::json::array();
+    std::string last;
+    int64_t remaining = 0;
+    for (auto it = after.empty() ? objects.begin() : objects.upper_bound(after); it != objects.end(); ++it) {
+      const auto& [key, obj] = *it;
+      if ((!ns.empty() && obj["metadata"].value("namespace", "") != ns) || !MatchesFieldSelector(obj, selector)) {
+        continue;
+      }
+      if (limit > 0 && static_cast<int64_t>(items.size()) == limit) {
+        ++remaining;
+        continue;
+      }
+      items.push_back(obj);
+      last = key;
+    }
+    nlohmann::json meta = {{"resourceVersion", std::to_string(list_rv)}};
+    if (remaining > 0) {
+      meta["continue"] = absl::StrCat(list_rv, "/", last);
+      meta["remainingItemCount"] = remaining;
+    }
+    out.Respond(200, nlohmann::json{{"kind", "List"}, {"metadata", meta}, {"items", items}}.dump());
     return;
   }
   int64_t from = 0;

@@ -84,6 +84,63 @@ TEST_F(InformerTest, ListsThenFollowsTheWatch) {
   informer->Stop();
 }
 
+TEST_F(InformerTest, ListsInPagesWithLimitAndContinue) {
+  for (int i = 1; i <= 5; ++i) server_.Upsert("pods", Pod("p" + std::to_string(i), "node-a"));
+  server_.Upsert("pods", Pod("other", "node-b"));
+  const std::string list_version = server_.ResourceVersion();
+  InformerOptions options;
+  options.resource = "pods";
+  options.path = PodsPath();
+  options.field_selector = "spec.nodeName=node-a";
+  options.list_page_size = 2;
+  Informer informer(client_.get(), &clock_, options, &handler_);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync());
+  EXPECT_EQ(informer.store()->Size(), 5u);
+  EXPECT_EQ(informer.lists(), 1);
+  std::vector<liken::testing::HttpRequest> lists;
+  for (const auto& r : server_.Requests()) {
+    if (r.path == PodsPath() && r.query.count("watch") == 0) lists.push_back(r);
+  }
+  ASSERT_EQ(lists.size(), 3u) << "5 pods in pages of 2";
+  for (const auto& r : lists) EXPECT_EQ(r.query.at("limit"), "2");
+  EXPECT_EQ(lists[0].query.count("continue"), 0u);
+  EXPECT_FALSE(lists[1].query["continue"].empty());
+  EXPECT_NE(lists[1].query["continue"], lists[2].query["continue"]);
+  // The watch starts at the list's resourceVersion and follows from there.
+  server_.WaitForOpenWatches(1);
+  auto requests = server_.Requests();
+  EXPECT_EQ(requests.back().query["resourceVersion"], list_version);
+  server_.Upsert("pods", Pod("p6", "node-a"));
+  handler_.WaitFor("add:default/p6");
+  for (int i = 1; i <= 5; ++i) EXPECT_TRUE(handler_.Has("add:default/p" + std::to_string(i))) << i;
+  informer.Stop();
+}
+
+TEST_F(InformerTest, AnExpiredContinueTokenListsAgainFromTheStart) {
+  for (int i = 1; i <= 5; ++i) server_.Upsert("pods", Pod("p" + std::to_string(i), "node-a"));
+  auto expired = std::make_shared<std::atomic<int>>(0);  // outlives the test: a late request may still come in
+  server_.SetInterceptor([expired](const liken::testing::HttpRequest& req, liken::testing::HttpResponder& out) {
+    if (req.query.count("continue") == 0 || ++*expired > 1) return false;
+    out.Respond(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"continue parameter is too old"})");
+    return true;
+  });
+  InformerOptions options;
+  options.resource = "pods";
+  options.path = PodsPath();
+  options.list_page_size = 2;
+  Informer informer(client_.get(), &clock_, options, &handler_);
+  informer.Start();
+  DriveUntil(&clock_, [&] { return informer.lists() >= 1; });
+  EXPECT_EQ(informer.store()->Size(), 5u);
+  int first_pages = 0;
+  for (const auto& r : server_.Requests()) {
+    if (r.path == PodsPath() && r.query.count("watch") == 0 && r.query.count("continue") == 0) ++first_pages;
+  }
+  EXPECT_EQ(first_pages, 2) << "the list started again from its first page";
+  informer.Stop();
+}
+
 TEST_F(InformerTest, BrokenStreamResumesFromTheBookmark) {
   auto informer = NewPodInformer();
   informer->Start();

@@ -155,6 +155,20 @@ TEST(ClaimCheckpointFilesTest, RemovesTempFilesOfOneClaimOrAll) {
   EXPECT_TRUE(checkpoint.Exists("a")) << "a record is no temp file";
 }
 
+TEST(ClaimCheckpointFilesTest, ASymlinkedDirectoryHoldsNoRecordAndLosesNothing) {
+  TempDir dir;
+  ClaimCheckpoint real(dir.path() + "/real", "boot-1");
+  LIKEN_ASSERT_OK(real.EnsureDirectory());
+  LIKEN_ASSERT_OK(real.Save(SampleClaim("u1")));
+  ASSERT_EQ(::symlink((dir.path() + "/real").c_str(), (dir.path() + "/linked").c_str()), 0);
+  ClaimCheckpoint linked(dir.path() + "/linked", "boot-1");
+  EXPECT_FALSE(linked.Exists("u1"));
+  EXPECT_FALSE(linked.Remove("u1").ok());
+  EXPECT_FALSE(linked.Remove("u1", Durability::kUnsynced).ok());
+  EXPECT_FALSE(linked.LockDirectory().ok());
+  EXPECT_TRUE(real.Exists("u1"));
+}
+
 TEST(ClaimCheckpointFilesTest, DirectoryLockExcludesASecondLockOfTheSameProcess) {
   TempDir dir;
   ClaimCheckpoint checkpoint(dir.path() + "/claims", "boot-1");

@@ -292,6 +292,32 @@ TEST_P(DeviceMetadataTest, RefreshRestoresAVanishedFileWithoutRewritingTheSpec) 
   EXPECT_EQ(*after, before);  // same content, same generation
 }
 
+TEST_P(DeviceMetadataTest, RefreshChecksTheFilesOnlyWhenTheMetadataRootChanged) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({{"ns", kUsbUid, "serial"}, {"ns", kGpuUid, "gpu"}}));
+  LIKEN_ASSERT_OK(plugin_->RefreshPreparedClaims(inventory_));  // finds every file: the root is remembered
+  const std::string before = *ReadFileToString(HostFile(kUsbUid, "port"));
+  // A file removed deep inside a claim's directory leaves the root as it was: a pass does not look for it (the
+  // claim's next prepare or a restart writes it again).
+  ASSERT_EQ(::unlink(HostFile(kUsbUid, "port").c_str()), 0);
+  LIKEN_ASSERT_OK(plugin_->RefreshPreparedClaims(inventory_));
+  EXPECT_FALSE(Exists(HostFile(kUsbUid, "port"))) << "a no-change pass looked at the claims' files";
+  // A claim's directory removed changes the root: the next pass checks every claim's files and restores them.
+  std::filesystem::remove_all(absl::StrCat(MetadataRoot(), "/", kGpuUid));
+  auto refreshed = plugin_->RefreshPreparedClaims(inventory_);
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(*refreshed, 0);  // no spec rewritten
+  EXPECT_TRUE(Exists(HostFile(kGpuUid, "render")));
+  EXPECT_TRUE(Exists(HostFile(kGpuUid, "display")));
+  auto after = ReadFileToString(HostFile(kUsbUid, "port"));
+  LIKEN_ASSERT_OK(after);
+  EXPECT_EQ(*after, before);
+  // The whole root lost (a tmpfs): restored by the next pass too.
+  std::filesystem::remove_all(MetadataRoot());
+  LIKEN_ASSERT_OK(plugin_->RefreshPreparedClaims(inventory_));
+  EXPECT_TRUE(Exists(HostFile(kGpuUid, "render")));
+  EXPECT_TRUE(Exists(HostFile(kUsbUid, "port")));
+}
+
 TEST_P(DeviceMetadataTest, FilesAreNeverSharedAndUnprepareRemovesThem) {
   LIKEN_ASSERT_OK(kubelet_->Prepare({{"ns", kGpuUid, "gpu"}}));
   LIKEN_ASSERT_OK(kubelet_->Prepare({{"ns", kTemplateUid, "pod-x-gpu-7f2kq"}}));

@@ -144,6 +144,41 @@ TEST(DeviceMetadataWriterTest, RemoveNeverFollowsAPlantedLink) {
   EXPECT_FALSE(Exists(dir.path() + "/metadata/claim-2"));
 }
 
+TEST(DeviceMetadataWriterTest, ASymlinkedRootIsNeitherWrittenNorRemovedThrough) {
+  TempDir dir;
+  const std::string uid = SampleClaim().ref.uid;
+  LIKEN_ASSERT_OK(MakeDirectories(dir.path() + "/victim/" + uid + "/serial"));
+  std::ofstream(dir.path() + "/victim/" + uid + "/serial/keep") << "x";
+  ASSERT_EQ(::symlink((dir.path() + "/victim").c_str(), (dir.path() + "/metadata").c_str()), 0);
+  DeviceMetadataStore store(dir.path() + "/metadata");
+  auto files = MetadataFilesFor(SampleClaim());
+  LIKEN_ASSERT_OK(files);
+  absl::Status written = store.Write(uid, *files);
+  EXPECT_EQ(written.code(), absl::StatusCode::kFailedPrecondition) << written;
+  absl::Status removed = store.Remove(uid);
+  EXPECT_EQ(removed.code(), absl::StatusCode::kFailedPrecondition) << removed;
+  EXPECT_TRUE(Exists(dir.path() + "/victim/" + uid + "/serial/keep"));
+  EXPECT_FALSE(Exists(dir.path() + "/victim/" + uid + "/gpus"));
+}
+
+TEST(DeviceMetadataWriterTest, WriteNeverFollowsAPlantedClaimOrRequestDirectory) {
+  TempDir dir;
+  DeviceMetadataStore store(dir.path() + "/metadata");
+  LIKEN_ASSERT_OK(store.EnsureDirectory());
+  LIKEN_ASSERT_OK(MakeDirectories(dir.path() + "/victim"));
+  const std::string uid = SampleClaim().ref.uid;
+  ASSERT_EQ(::symlink((dir.path() + "/victim").c_str(), (dir.path() + "/metadata/" + uid).c_str()), 0);
+  auto files = MetadataFilesFor(SampleClaim());
+  LIKEN_ASSERT_OK(files);
+  EXPECT_EQ(store.Write(uid, *files).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(Exists(dir.path() + "/victim/gpus"));
+  ASSERT_EQ(::unlink((dir.path() + "/metadata/" + uid).c_str()), 0);
+  LIKEN_ASSERT_OK(MakeDirectories(dir.path() + "/metadata/" + uid));
+  ASSERT_EQ(::symlink((dir.path() + "/victim").c_str(), (dir.path() + "/metadata/" + uid + "/serial").c_str()), 0);
+  EXPECT_EQ(store.Write(uid, *files).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(Exists(dir.path() + "/victim/liken.sh-metadata.json"));
+}
+
 TEST(DeviceMetadataWriterTest, RecordKeepsAttributesPodClaimNameAndGeneration) {
   PreparedClaim c = SampleClaim();
   auto parsed = ParsePreparedClaim(PreparedClaimToJson(c, "boot-x"));

@@ -653,6 +653,40 @@ TEST_P(KubeletPluginTest, SymlinkPlantedInCdiDirectoryIsReplacedNotFollowed) {
   EXPECT_TRUE(Exists(target));
 }
 
+TEST_P(KubeletPluginTest, SymlinkedCdiDirectoryIsRefusedAndUnprepareRemovesNothingInItsTarget) {
+  // The hostile layout: the CDI directory is a link to another directory holding a file named like a claim's spec.
+  kubelet_.reset();
+  plugin_.reset();
+  const std::string target = dir_.path() + "/elsewhere";
+  ASSERT_EQ(::mkdir(target.c_str(), 0755), 0);
+  const std::string planted = absl::StrCat(target, "/liken.sh-", kGpuUid, ".json");
+  WriteFile(planted, "precious\n");
+  std::filesystem::remove_all(cdi_root_);
+  ASSERT_EQ(::symlink(target.c_str(), cdi_root_.c_str()), 0);
+  StartPlugin();  // start-up's sweep of specs no record accounts for goes through the link: it removes nothing
+  EXPECT_TRUE(Exists(planted));
+  auto answer = kubelet_->Prepare({Gpu()});
+  LIKEN_ASSERT_OK(answer);
+  EXPECT_THAT(answer->at(kGpuUid).error, HasSubstr("symlink")) << "prepare must refuse the linked directory";
+  EXPECT_FALSE(Exists(RecordPath(kGpuUid)));
+  for (int i = 0; i < 2; ++i) {  // no record: this driver never prepared the claim, so nothing is removed
+    auto un = kubelet_->Unprepare({Gpu()});
+    LIKEN_ASSERT_OK(un);
+    EXPECT_EQ(un->at(kGpuUid), "");
+  }
+  auto victim = ReadFileToString(planted);
+  LIKEN_ASSERT_OK(victim);
+  EXPECT_EQ(*victim, "precious\n");
+}
+
+TEST_P(KubeletPluginTest, UnprepareOfAClaimWithoutARecordLeavesAFileNamedLikeItsSpec) {
+  WriteFile(SpecPath(kGpuUid), "not ours\n");  // e.g. written by an operator or another tool
+  auto un = kubelet_->Unprepare({Gpu()});
+  LIKEN_ASSERT_OK(un);
+  EXPECT_EQ(un->at(kGpuUid), "");
+  EXPECT_TRUE(Exists(SpecPath(kGpuUid)));
+}
+
 TEST_P(KubeletPluginTest, StalePrepareArrivingAfterUnprepareDoesNotResurrectTheClaim) {
   auto gate = lookup_.HoldNext("ns", "gpu");
   absl::StatusOr<std::map<std::string, ClaimAnswer>> stale;

@@ -205,7 +205,9 @@ driver_metrics() {
   local p ip port
   p=$(driver_pod) || return 1
   ip=$(k -n "$DRIVER_NS" get pod "$p" -o jsonpath='{.status.podIP}')
-  port=$(k -n "$DRIVER_NS" get pod "$p" -o jsonpath='{.spec.containers[0].ports[?(@.name=="metrics")].containerPort}')
+  # The pod declares no port (a surge pod would clash on the host's port): read it from --metrics-address.
+  port=$(k -n "$DRIVER_NS" get pod "$p" -o jsonpath='{.spec.containers[0].args}' | grep -o -- '--metrics-address=[^",]*' |
+    sed 's/.*://')
   node_sh "curl -sf --max-time 5 http://$ip:$port/metrics"
 }
 # driver_metric SERIES: one series' value as an integer (e.g. 'liken_prepare_total{result="success"}').
@@ -231,7 +233,9 @@ check_driver_ready() {
     fail "no slice $NODE-liken.sh: $(k get resourceslices 2>&1 | paste -sd'|')"
   fi
   ip=$(k -n "$DRIVER_NS" get pod "$p" -o jsonpath='{.status.podIP}')
-  port=$(k -n "$DRIVER_NS" get pod "$p" -o jsonpath='{.spec.containers[0].ports[?(@.name=="metrics")].containerPort}')
+  # The pod declares no port (a surge pod would clash on the host's port): read it from --metrics-address.
+  port=$(k -n "$DRIVER_NS" get pod "$p" -o jsonpath='{.spec.containers[0].args}' | grep -o -- '--metrics-address=[^",]*' |
+    sed 's/.*://')
   m=$(node_sh "curl -sf --max-time 5 http://$ip:$port/metrics" || true)
   if grep -q '^liken_kubelet_registered 1' <<<"$m" && grep -q "^liken_published_devices $want" <<<"$m"; then
     pass "metrics scrape through the pod's port $ip:$port: registered with the kubelet, $want devices published"

@@ -585,3 +585,59 @@ node_scenario_migration_classes() {
   delete_pods gdp-serial
   k delete deviceclass serial.squat.ai >/dev/null 2>&1 || true
 }
+
+# A rolling update with maxSurge 1 (the chart's default): `helm upgrade` starts the new driver pod beside the old one
+# (the pod declares no host port, and the new daemon serves its plugin while the old one still holds the metrics
+# port), and the old pod stops only once the new one is Ready. A sampler connects to the driver's registration and
+# DRA sockets every 100 ms during the roll: at every sample at least one of each answers, and some samples see two
+# (the surge). The new pod's log shows the kubelet registered it; a claim's pod created during the roll starts.
+# The arguments: the upgrade command.
+driver_pod_gone() { ! k -n "$DRIVER_NS" get pod "$1" >/dev/null 2>&1; }
+driver_logged() { k -n "$DRIVER_NS" logs "$1" 2>/dev/null | grep -q "$2"; }
+driver_serves_metrics() { driver_metrics | grep -q '^liken_published_devices'; }
+node_scenario_rolling_update_keeps_a_plugin() {
+  local samples old new gaps most min_reg min_dra log
+  old=$(driver_pod)
+  samples=$(mktemp)
+  python3 "$REPO/test/lib/plugin_sampler.py" "$LIKEN_NODE_KUBELET_ROOT" liken.sh "$samples" 100 &
+  local sampler=$!
+  sleep 1
+  log="${TMPDIR:-/tmp}/liken-roll.log"
+  "$@" >"$log" 2>&1 &
+  local upgrade=$!
+  claim during-surge gpu-render.liken.sh
+  workload_pod during-surge direct during-surge
+  local upgraded=0
+  wait "$upgrade" && upgraded=1
+  # The old pod may still be terminating when helm returns: sample until it is gone.
+  wait_until 120 driver_pod_gone "$old" || true
+  sleep 2
+  touch "$samples.stop"
+  wait "$sampler" 2>/dev/null || true
+  [ "$upgraded" = 1 ] && pass "helm upgrade rolled the DaemonSet with maxSurge 1" ||
+    fail "helm upgrade: $(tail -n 3 "$log" | paste -sd'|')"
+  new=$(driver_pod)
+  [ -n "$new" ] && [ "$new" != "$old" ] && pass "the driver pod was replaced ($old -> $new)" ||
+    fail "the driver pod $old was not replaced: $(driver_pods)"
+  read -r min_reg min_dra most gaps < <(awk '
+    NR == 1 { min_reg = $2; min_dra = $3 }
+    { if ($2 < min_reg) min_reg = $2; if ($3 < min_dra) min_dra = $3; if ($2 > most) most = $2
+      if ($2 == 0 || $3 == 0) gaps++ }
+    END { printf "%d %d %d %d\n", min_reg, min_dra, most, gaps }' "$samples")
+  echo "figure: $(wc -l <"$samples") samples over the roll: fewest registration sockets answering $min_reg, fewest DRA sockets $min_dra, most registration sockets $most, samples without a plugin $gaps"
+  expect_eq "a registration socket and a DRA socket answer at every sample of the roll" "0" "$gaps"
+  [ "$most" -ge 2 ] && pass "the new plugin served beside the old one (surge: two registration sockets answered)" ||
+    fail "never two plugins at once: the roll did not surge ($(sort -u -k4,4 "$samples" | awk '{print $4}' | paste -sd' '))"
+  k -n "$DRIVER_NS" logs "$new" 2>/dev/null | grep -q "kubelet registered the plugin" &&
+    pass "the kubelet registered the new driver pod's plugin" || fail "no registration in $new's log"
+  if k -n "$DRIVER_NS" logs "$new" 2>/dev/null | grep -q "metrics endpoint not ready"; then
+    wait_until 60 driver_logged "$new" "metrics endpoint ready" &&
+      pass "the new pod waited for the metrics port the old one held, then bound it" ||
+      fail "the new pod never bound the metrics port"
+  fi
+  wait_until 180 pod_running during-surge && pass "a pod created during the roll starts ($(claim_devices during-surge))" ||
+    fail "during-surge $(pod_phase during-surge)"
+  wait_until 60 driver_serves_metrics && pass "the new pod serves metrics" || fail "no metrics from the new pod"
+  rm -f "$samples" "$samples.stop"
+  delete_pods during-surge
+}

@@ -84,6 +84,12 @@ scenario_startup_figure() { node_scenario_startup_figure; }
 scenario_usb_reenumerate() { node_scenario_usb_reenumerate; }
 scenario_status_and_health() { node_scenario_status_and_health; }
 scenario_restarts() { node_scenario_restarts helm_driver upgrade --set testRecording="$LAPTOP" --set verbosity=1; }
+scenario_rolling_update() {
+  local v # the other verbosity than now, so the upgrade changes the pod template and rolls
+  v=$(k -n "$DRIVER_NS" get daemonset -l "$DRIVER_SELECTOR" -o jsonpath='{.items[0].spec.template.spec.containers[0].args}' |
+    grep -o -- '--v=[0-9]' | cut -d= -f2)
+  node_scenario_rolling_update_keeps_a_plugin helm_driver upgrade --set testRecording="$LAPTOP" --set verbosity=$((1 - ${v:-0}))
+}
 scenario_cdi_dir_emptied() { node_scenario_cdi_dir_emptied; delete_pods keep-1; }
 scenario_delivered_nodes_read() {
   helm_driver upgrade --set testRecording="$HARMLESS" >/dev/null ||
@@ -107,7 +113,7 @@ scenario_down_leaves_nothing() {
 }
 
 ALL=(driver_ready claims_in_containers unprepare_on_delete render_shared_display_exclusive usb_reenumerate status_and_health restarts
-  cdi_dir_emptied startup_figure template_metadata extended_resources admin_access migration_classes delivered_nodes_read down_leaves_nothing)
+  rolling_update cdi_dir_emptied startup_figure template_metadata extended_resources admin_access migration_classes delivered_nodes_read down_leaves_nothing)
 [ $# -gt 0 ] && ALL=("$@")
 
 apply_device_classes
