@@ -328,8 +328,7 @@ absl::StatusOr<int> RemoveLeftoverTempFiles(const std::string& dir,
     }
     ++removed;
   }
-  if (removed > 0) ::fsync(dirfd.get());
-  return removed;
+  return removed;  // no fsync: a temp file that comes back after a power loss is removed again
 }
 
 }  // namespace liken

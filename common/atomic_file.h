@@ -1,4 +1,5 @@
-// Crash-safe file replacement: temp file in the same directory, fsync, rename, fsync of the directory.
+// Crash-safe file replacement: temp file in the same directory, rename; with fsyncs of the file and the directory
+// when it must survive a power loss.
 #pragma once
 
 #include <functional>

@@ -15,6 +15,8 @@ namespace {
 constexpr char kReady[] = "Ready";
 constexpr char kApplyPatch[] = "application/apply-patch+yaml";
 constexpr int kMaxInvalidRetries = 5;
+// The settle timer's key in the work queue: never a claim's key, which always holds a '/'.
+constexpr char kSettleKey[] = "";
 
 std::string Rfc3339(absl::Time t) { return absl::FormatTime("%Y-%m-%d%ET%H:%M:%SZ", t, absl::UTCTimeZone()); }
 
@@ -109,7 +111,7 @@ void ClaimStatusController::SetPrepared(PreparedClaimDevices claim) {
     absl::MutexLock lock(&mu_);
     prepared_[key] = std::move(claim);
   }
-  queue_.Add(key);
+  AddSettling(key);
 }
 
 void ClaimStatusController::SetUnprepared(const std::string& namespace_name, const std::string& name,
@@ -120,7 +122,36 @@ void ClaimStatusController::SetUnprepared(const std::string& namespace_name, con
     auto it = prepared_.find(key);
     if (it != prepared_.end() && it->second.uid == uid) prepared_.erase(it);
   }
-  queue_.Add(key);
+  AddSettling(key);
+}
+
+void ClaimStatusController::AddSettling(const std::string& key) {
+  const absl::Time now = clock_->Now();
+  {
+    absl::MutexLock lock(&mu_);
+    if (settling_.empty()) burst_start_ = now;
+    settling_.insert(key);
+    last_change_ = now;
+  }
+  // A timer already armed keeps its earlier time; Settle then arms it again for the burst's end.
+  queue_.AddAfter(kSettleKey, kQuietWindow);
+}
+
+void ClaimStatusController::Settle() {
+  std::set<std::string> settled;
+  absl::Duration wait;
+  {
+    absl::MutexLock lock(&mu_);
+    if (settling_.empty()) return;
+    const absl::Time due = std::min(last_change_ + kQuietWindow, burst_start_ + kMaxSettleDelay);
+    wait = due - clock_->Now();
+    if (wait <= absl::ZeroDuration()) settled.swap(settling_);
+  }
+  if (settled.empty()) {
+    queue_.AddAfter(kSettleKey, wait);
+    return;
+  }
+  for (const auto& key : settled) queue_.Add(key);
 }
 
 void ClaimStatusController::SetPresentDevices(std::set<std::string> names) {
@@ -160,8 +191,8 @@ void ClaimStatusController::Stop() {
 int ClaimStatusController::DrainForTest() {
   int n = 0;
   while (auto key = queue_.TryGet()) {
+    if (*key != kSettleKey) ++n;
     ProcessOne(key);
-    ++n;
   }
   return n;
 }
@@ -175,6 +206,11 @@ std::vector<std::string> ClaimStatusController::PreparedKeys() const {
 
 bool ClaimStatusController::ProcessOne(std::optional<std::string> key) {
   if (!key) return false;
+  if (*key == kSettleKey) {
+    Settle();
+    queue_.Done(*key);
+    return true;
+  }
   absl::Status s = Sync(*key);
   const absl::StatusCode code = s.code();
   if (s.ok()) {

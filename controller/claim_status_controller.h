@@ -1,7 +1,8 @@
 // Keeps ResourceClaim status.devices current for the claims prepared on this node (sample-controller style):
 // the plugin's changes and each inventory only record what is wanted and enqueue the claim's key; one worker
 // syncs a key by comparing with the claim cache and, when they differ, writes the driver's entries with a
-// server-side apply of the status subresource. Prepare never waits for it.
+// server-side apply of the status subresource. Prepare never waits for it, and its writes stay off the prepare
+// path: the keys of prepared and unprepared claims wait until a burst of such changes settles (see kQuietWindow).
 #pragma once
 
 #include <map>
@@ -16,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "apis/device_status.h"
 #include "common/clock.h"
 #include "common/workqueue.h"
@@ -59,6 +61,16 @@ class ClaimStatusObserver {
 // The controller. Keys are "namespace/name". Thread-safe.
 class ClaimStatusController {
  public:
+  // A burst of prepares and unprepares has settled when none came for this long: then each claim it changed is
+  // synced once (a claim prepared and unprepared within it costs no write). The kubelet's calls for pods that
+  // start together (a scale-up, a node's pods after a restart) come milliseconds apart, as its pod workers run
+  // in parallel and a call takes 0.2-4 ms, so 100 ms spans the gaps of a burst with a wide margin, while a person
+  // or a controller reading the claim does not notice 100 ms.
+  static constexpr absl::Duration kQuietWindow = absl::Milliseconds(100);
+  // A stream of calls that never pauses for kQuietWindow is still written this long after its first change:
+  // every claim's status is current within about a second, at a cost of at most one write per claim per second.
+  static constexpr absl::Duration kMaxSettleDelay = absl::Seconds(1);
+
   // `client`, `claims` (the node's claim cache), `clock` and `observer` (may be null) must outlive it.
   // `pool` is the node name: entries of this driver in another pool are never touched.
   ClaimStatusController(std::string driver, std::string pool, informers::KubeClient* client,
@@ -69,12 +81,13 @@ class ClaimStatusController {
   ClaimStatusController& operator=(const ClaimStatusController&) = delete;
 
   // Handlers (quick, never block on the API): a claim is prepared here with these devices (replacing what
-  // was recorded for its key), or was unprepared (its entries are to be removed). Thread-safe.
+  // was recorded for its key), or was unprepared (its entries are to be removed). The key is synced once the
+  // burst of such changes settles (kQuietWindow, kMaxSettleDelay). Thread-safe.
   void SetPrepared(PreparedClaimDevices claim);
   void SetUnprepared(const std::string& namespace_name, const std::string& name, const std::string& uid);
 
-  // The names of the devices the node publishes now; enqueues every prepared claim (a sync writes only
-  // what changed). Thread-safe.
+  // The names of the devices the node publishes now; enqueues at once every prepared claim whose devices'
+  // presence changed. Thread-safe.
   void SetPresentDevices(std::set<std::string> names);
 
   // Starts the worker. Call once. Thread-safe.
@@ -90,7 +103,7 @@ class ClaimStatusController {
   absl::Status Sync(const std::string& key);
 
   // Processes ready keys on the calling thread until none is ready (tests without Start). Returns how
-  // many were processed. Not to be mixed with a running worker.
+  // many claim keys were processed. Not to be mixed with a running worker.
   int DrainForTest();
 
   // Keys recorded as prepared, sorted. Thread-safe.
@@ -101,6 +114,11 @@ class ClaimStatusController {
   // per-driver authorization) is retried 5 times, then logged and dropped (the next change enqueues it
   // again); anything else is retried with backoff.
   bool ProcessOne(std::optional<std::string> key);
+  // Records a prepare's or unprepare's change of `key` and arms the settle timer.
+  void AddSettling(const std::string& key);
+  // The settle timer fired: when the burst has settled (or waited kMaxSettleDelay), queues its keys; else arms
+  // the timer for when it will have.
+  void Settle();
   absl::Status Apply(const std::string& namespace_name, const std::string& name, const std::string& uid,
                      const std::vector<apis::AllocatedDeviceStatus>& entries);
 
@@ -116,6 +134,9 @@ class ClaimStatusController {
   mutable absl::Mutex mu_;
   std::map<std::string, PreparedClaimDevices> prepared_ ABSL_GUARDED_BY(mu_);
   std::optional<std::set<std::string>> present_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> settling_ ABSL_GUARDED_BY(mu_);  // keys changed by the burst not yet settled
+  absl::Time burst_start_ ABSL_GUARDED_BY(mu_);          // its first change
+  absl::Time last_change_ ABSL_GUARDED_BY(mu_);          // its latest change
   bool started_ ABSL_GUARDED_BY(mu_) = false;
 };
 

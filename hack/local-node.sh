@@ -8,6 +8,8 @@
 #   hack/local-node.sh down             stop everything `up` started and remove every trace of it (see `leftovers`)
 #   hack/local-node.sh import ARCHIVE...  import OCI image archives into the running node (namespace k8s.io)
 #   hack/local-node.sh restart kubelet|containerd   restart one daemon with its configuration
+#   hack/local-node.sh reboot [COMMAND...]  a simulated power cycle that keeps the disks (see reboot_node); COMMAND
+#                                       runs while the node is down
 #   hack/local-node.sh leftovers        print what a node left behind on this machine; exit 1 if anything
 #   hack/local-node.sh env              print the env lines for the running node
 #   usage: eval "$(NODE_NAME=localhost hack/local-cluster.sh up)"; eval "$(hack/local-node.sh up img.tar)"
@@ -458,8 +460,48 @@ restart() {
   log "restarted $1"
 }
 
+# A power cycle of the node that keeps its disks: the kubelet, containerd, every shim and container are killed at
+# once (SIGKILL: nothing stops gracefully), what a node keeps in memory or on tmpfs is lost (containerd's state dir
+# with its sockets and network namespaces, runc's state, pod volume mounts, the CDI and device metadata
+# directories), the optional COMMAND runs, then containerd and the kubelet start again with their disks (containerd's
+# root, the kubelet's root with its checkpoints) as they were. What it cannot change is the kernel's boot ID.
+reboot_node() {
+  [ "$(id -u)" = 0 ] || die "needs root"
+  find_bin
+  local name pid pids m i
+  for name in kubelet containerd; do
+    pid_alive "$name" || continue
+    pid=$(cat "$PIDS/$name.pid")
+    kill -KILL "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+    rm -f "$PIDS/$name.pid"
+  done
+  for i in 1 2 3; do
+    pids=$(our_shims; pod_processes)
+    [ -n "$pids" ] || break
+    # shellcheck disable=SC2086
+    kill_pids KILL $pids
+    sleep 0.5
+  done
+  while read -r m; do
+    [ -n "$m" ] && [ "$m" != "$STATE" ] || continue
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "cannot unmount $m"
+  done < <(our_mounts)
+  rm -rf "$RUN" /run/containerd/runc/k8s.io
+  stale_shim_sockets | xargs -r rm -f
+  rm -f /run/netns/cni-* 2>/dev/null || true
+  find "$CDI_ROOT" "$METADATA_ROOT" -mindepth 1 -delete 2>/dev/null || true
+  mkdir -p "$RUN"
+  log "node down (power cut)"
+  if [ $# -gt 0 ]; then "$@" || die "the command run while the node was down failed: $*"; fi
+  start_containerd
+  start_kubelet
+  log "node up again after the simulated reboot"
+}
+
 case "${1:-}" in
   up) shift; up "$@" ;;
+  reboot) shift; reboot_node "$@" ;;
   down)
     [ "$(id -u)" = 0 ] || die "needs root"
     BIN=$(cat "$STATE/bin-dir" 2>/dev/null || true)
@@ -475,7 +517,7 @@ case "${1:-}" in
     print_env
     ;;
   *)
-    echo "usage: $0 up [ARCHIVE...]|down|import ARCHIVE...|restart kubelet|containerd|leftovers|env" >&2
+    echo "usage: $0 up [ARCHIVE...]|down|import ARCHIVE...|restart kubelet|containerd|reboot [COMMAND...]|leftovers|env" >&2
     exit 2
     ;;
 esac

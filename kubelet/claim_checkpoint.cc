@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -167,25 +168,18 @@ absl::StatusOr<DirectoryLock> ClaimCheckpoint::LockDirectory() const {
 absl::Status ClaimCheckpoint::Save(const PreparedClaim& claim) const {
   const std::string name = absl::StrCat(claim.ref.uid, kSuffix);
   const std::string json = PreparedClaimToJson(claim, boot_id_);
-  absl::Status s = WriteFileAtomically(dir_, name, json);
+  absl::Status s = WriteFileAtomically(dir_, name, json, Durability::kUnsynced);
   if (absl::IsNotFound(s) && !DirectoryExists()) {  // deleted under the running daemon: recreate it
     if (auto made = EnsureDirectory(); !made.ok()) return made;
-    s = WriteFileAtomically(dir_, name, json);
+    s = WriteFileAtomically(dir_, name, json, Durability::kUnsynced);
   }
   return s;
 }
 
 std::vector<absl::Status> ClaimCheckpoint::SaveBatch(const std::vector<const PreparedClaim*>& claims) const {
-  std::vector<FileWrite> files;
-  files.reserve(claims.size());
-  for (const PreparedClaim* claim : claims) {
-    files.push_back({absl::StrCat(claim->ref.uid, kSuffix), PreparedClaimToJson(*claim, boot_id_)});
-  }
-  std::vector<absl::Status> out = WriteFilesAtomically(dir_, files);
-  if (!out.empty() && absl::IsNotFound(out.front()) && !DirectoryExists()) {  // deleted under the running daemon
-    if (auto made = EnsureDirectory(); !made.ok()) return std::vector<absl::Status>(claims.size(), made);
-    out = WriteFilesAtomically(dir_, files);
-  }
+  std::vector<absl::Status> out;
+  out.reserve(claims.size());
+  for (const PreparedClaim* claim : claims) out.push_back(Save(*claim));
   return out;
 }
 
@@ -196,15 +190,8 @@ absl::StatusOr<int> ClaimCheckpoint::RemoveTempFiles(std::optional<absl::string_
   });
 }
 
-absl::Status ClaimCheckpoint::Remove(absl::string_view claim_uid, Durability durability) const {
-  return RemoveFileIfPresent(dir_, absl::StrCat(claim_uid, kSuffix), durability);
-}
-
-absl::Status ClaimCheckpoint::Sync() const {
-  absl::Status s = SyncDirectory(dir_);
-  // A vanished directory holds no record that could come back: nothing to make durable.
-  if (absl::IsNotFound(s) && !DirectoryExists()) return absl::OkStatus();
-  return s;
+absl::Status ClaimCheckpoint::Remove(absl::string_view claim_uid) const {
+  return RemoveFileIfPresent(dir_, absl::StrCat(claim_uid, kSuffix), Durability::kUnsynced);
 }
 
 bool ClaimCheckpoint::Exists(absl::string_view claim_uid) const {
@@ -229,6 +216,11 @@ absl::StatusOr<ClaimCheckpoint::Contents> ClaimCheckpoint::Load(std::stop_token 
     if (!text.ok()) {  // a FIFO, device or socket is refused at once, never waited on
       out.unreadable_uids.push_back(uid);
       out.unreadable_errors.push_back(text.status());
+      continue;
+    }
+    if (std::all_of(text->begin(), text->end(), [](char c) { return c == '\0'; })) {
+      // Empty or zeros: a record renamed in place whose data never reached the disk before a power loss.
+      out.previous_boot_uids.push_back(uid);
       continue;
     }
     auto rec = ParsePreparedClaim(*text);

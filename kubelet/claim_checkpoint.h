@@ -40,9 +40,11 @@ class DirectoryLock {
   ScopedFd fd_;  // closing it releases the lock
 };
 
-// Records of prepared claims under `<dir>/<claimUID>.json`, each replaced atomically. A record written in
-// another boot is a claim of a machine that has since rebooted: its devices and CDI spec are gone.
-// Thread-safe; callers serialise operations on one claim UID.
+// Records of prepared claims under `<dir>/<claimUID>.json`, each replaced atomically (temp file, rename) and never
+// fsynced: a record must survive what the page cache survives (a crash of the process, a restart of the pod or
+// the kubelet); what it does not survive (a power loss, a kernel crash) is a reboot, and a record written in
+// another boot is a claim of a machine that has since rebooted: its devices and CDI spec are gone, and the kubelet
+// prepares the claim again. Thread-safe; callers serialise operations on one claim UID.
 class ClaimCheckpoint {
  public:
   // `dir` is the plugin's claims directory; `boot_id` the current boot's ID.
@@ -58,13 +60,12 @@ class ClaimCheckpoint {
   // free. Not reentrant: a thread holding one must not ask for another. Thread-safe.
   absl::StatusOr<DirectoryLock> LockDirectory() const;
 
-  // Durably records `claim` as prepared in this boot, recreating the directory when it vanished.
+  // Records `claim` as prepared in this boot (no fsync), recreating the directory when it vanished.
   // Thread-safe.
   absl::Status Save(const PreparedClaim& claim) const;
 
-  // Durably records each of `claims` as prepared in this boot, paying for durability once for the batch
-  // (WriteFilesAtomically: concurrent fsyncs the journal commits together, one directory fsync), recreating the directory when it vanished. One
-  // status per claim, in order. A crash before the renames leaves temp files only: no claim recorded.
+  // Records each of `claims` as prepared in this boot as Save does, recreating the directory when it vanished.
+  // One status per claim, in order. A crash before a claim's rename leaves its temp file only: not recorded.
   // Thread-safe.
   std::vector<absl::Status> SaveBatch(const std::vector<const PreparedClaim*>& claims) const;
 
@@ -72,18 +73,15 @@ class ClaimCheckpoint {
   // nullopt. Returns how many. Call with the directory lock held. Thread-safe.
   absl::StatusOr<int> RemoveTempFiles(std::optional<absl::string_view> claim_uid) const;
 
-  // Forgets the claim; succeeds when there is no record. kUnsynced: the removal is durable only after the next
-  // Sync (an unprepare batch pays one directory fsync). Thread-safe.
-  absl::Status Remove(absl::string_view claim_uid, Durability durability = Durability::kSynced) const;
-
-  // Makes earlier unsynced removals durable (one fsync of the directory); OK when the directory is gone.
-  // Thread-safe.
-  absl::Status Sync() const;
+  // Forgets the claim (an unlink, no fsync); succeeds when there is no record. Thread-safe.
+  absl::Status Remove(absl::string_view claim_uid) const;
 
   // Everything found at start-up.
   struct Contents {
     std::vector<PreparedClaim> current_boot;      // prepared in this boot
-    std::vector<std::string> previous_boot_uids;  // written before a reboot
+    // Written before a reboot; also an empty or all-NUL file, which only a power loss leaves (the rename reached
+    // the disk, the data did not), so it is of an earlier boot too.
+    std::vector<std::string> previous_boot_uids;
     // Claim UIDs (file names less ".json") of records that cannot be read or parsed, e.g. written by a newer
     // version; left in place, and their claims' CDI specs must be kept.
     std::vector<std::string> unreadable_uids;

@@ -325,16 +325,6 @@ std::vector<absl::Status> ClaimPreparer::Unprepare(const std::vector<ClaimRef>& 
   out.reserve(claims.size());
   const absl::Time start = absl::Now();
   for (const auto& ref : claims) out.push_back(UnprepareOne(ref, seq));
-  // The records were unlinked without a directory fsync each: one fsync makes the whole call's removals durable
-  // before the kubelet hears of them. Should it fail, no claim is reported unprepared: the kubelet calls again and
-  // unprepare is idempotent (and records that come back after a power loss belong to an earlier boot).
-  if (std::any_of(out.begin(), out.end(), [](const absl::Status& s) { return s.ok(); })) {
-    if (absl::Status synced = checkpoint_->Sync(); !synced.ok()) {
-      for (auto& s : out) {
-        if (s.ok()) s = Annotate(synced, "make the claim records' removal durable: ");
-      }
-    }
-  }
   const absl::Duration each = (absl::Now() - start) / static_cast<int64_t>(std::max<size_t>(claims.size(), 1));
   for (size_t i = 0; i < claims.size(); ++i) {
     observer_->OnUnprepare(out[i], each);
@@ -379,7 +369,7 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
       if (checkpoint_->Exists(ref.uid)) {
         status = specs_->Remove(ref.uid);
         if (status.ok() && metadata_ != nullptr) status = metadata_->Remove(ref.uid);
-        if (status.ok()) status = checkpoint_->Remove(ref.uid, Durability::kUnsynced);  // synced by Unprepare
+        if (status.ok()) status = checkpoint_->Remove(ref.uid);
       }
     } else if (auto s = specs_->Remove(ref.uid); !s.ok()) {
       status = Annotate(s, "remove CDI spec: ");
@@ -387,7 +377,7 @@ absl::Status ClaimPreparer::UnprepareOne(const ClaimRef& ref, uint64_t seq) {
       status = Annotate(m, "remove device metadata: ");
     } else {
       Rebind(*slot->prepared);
-      if (auto r = checkpoint_->Remove(ref.uid, Durability::kUnsynced); !r.ok()) {  // synced by Unprepare
+      if (auto r = checkpoint_->Remove(ref.uid); !r.ok()) {
         status = Annotate(r, "remove claim record: ");
       } else {
         SetPrepared(*slot, std::nullopt);

@@ -22,10 +22,11 @@
 //    sharing the directories (a rolling update) never interleave on one claim. Start-up recovery holds it
 //    throughout and removes the temp files a crash left; so does the unprepare of the last prepared claim.
 //  - A vanished CDI or claims directory is recreated by the next Refresh, with every prepared claim's files.
-//  - Group commit: one call with N claims reads them concurrently (ClaimResolver), then records all of them
-//    in one batch (ClaimCheckpoint::SaveBatch: concurrent fsyncs, one directory fsync) before writing their metadata
-//    files and CDI specs. KubeletPlugin has those written without fsync: they are rebuilt from the records at
-//    start-up, and after a power loss (a new boot) the records are dropped anyway.
+//  - One call with N claims reads them concurrently (ClaimResolver), then records all of them
+//    (ClaimCheckpoint::SaveBatch) before writing their metadata files and CDI specs. Nothing on the prepare and
+//    unprepare paths is fsynced: every file is replaced atomically (temp file, rename), which a crash of the
+//    process cannot tear; what fsync would add is survival of a power loss, which is a reboot, after which the
+//    records are dropped (boot ID) and the kubelet prepares each claim again.
 //  - Per-claim serialisation and tombstones live in ClaimSlotTable (claim_slot_table.h).
 #pragma once
 

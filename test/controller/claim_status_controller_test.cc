@@ -151,6 +151,12 @@ class ClaimStatusControllerTest : public ::testing::Test {
     return uid;
   }
 
+  // Lets the burst of prepares and unprepares settle (the quiet window passes), then processes what is ready.
+  int Settle() {
+    clock_.Advance(ClaimStatusController::kQuietWindow);
+    return controller_->DrainForTest();
+  }
+
   int Patches() {
     absl::MutexLock lock(&mu_);
     return static_cast<int>(patches_.size());
@@ -202,7 +208,8 @@ class ClaimStatusControllerTest : public ::testing::Test {
 TEST_F(ClaimStatusControllerTest, PreparedClaimGetsReadyEntriesByServerSideApplyKeepingOtherDrivers) {
   std::string uid = AddClaim("serial");
   controller_->SetPrepared(Prepared("serial", uid));
-  EXPECT_EQ(controller_->DrainForTest(), 1);
+  EXPECT_EQ(controller_->DrainForTest(), 0) << "written when the burst settles";
+  EXPECT_EQ(Settle(), 1);
   ASSERT_EQ(Patches(), 1);
   HttpRequest patch = LastPatch();
   EXPECT_EQ(patch.path, std::string(kStatusPrefix) + "serial/status");
@@ -261,13 +268,13 @@ TEST_F(ClaimStatusControllerTest, IdleAndRepeatedEventsCostNoWrite) {
   controller_->SetPrepared(Prepared("serial", uid));
   controller_->SetPrepared(Prepared("serial", uid));
   controller_->SetPresentDevices({"usb-1-1", "pci-0000-00-02-0"});
-  controller_->DrainForTest();
+  Settle();
   ASSERT_EQ(Patches(), 1);
   int gets = server_.CountRequests(informers::ResourceClaimPath("ns1", "serial"), false);
   // The same claim again (a driver restart recovers it), the same inventory: the cache shows the write.
   controller_->SetPrepared(Prepared("serial", uid));
   controller_->SetPresentDevices({"usb-1-1", "pci-0000-00-02-0", "new-device"});
-  controller_->DrainForTest();
+  Settle();
   EXPECT_EQ(Patches(), 1) << "nothing changed: no write";
   EXPECT_EQ(server_.CountRequests(informers::ResourceClaimPath("ns1", "serial"), false), gets)
       << "compared against the cache, not the server";
@@ -277,7 +284,7 @@ TEST_F(ClaimStatusControllerTest, UnpluggedDeviceTurnsReadyFalseAndBack) {
   std::string uid = AddClaim("serial");
   controller_->SetPrepared(Prepared("serial", uid));
   controller_->SetPresentDevices({"usb-1-1", "pci-0000-00-02-0"});
-  controller_->DrainForTest();
+  Settle();
   std::string first_time;
   const nlohmann::json stored1 = server_.Object("resourceclaims", "ns1/serial");  // named: the loop must not outlive it
   for (const auto& d : stored1["status"]["devices"]) {
@@ -308,10 +315,10 @@ TEST_F(ClaimStatusControllerTest, UnpluggedDeviceTurnsReadyFalseAndBack) {
 TEST_F(ClaimStatusControllerTest, UnprepareRemovesOnlyThisDriversEntries) {
   std::string uid = AddClaim("serial");
   controller_->SetPrepared(Prepared("serial", uid));
-  controller_->DrainForTest();
+  Settle();
   ASSERT_EQ(Entries("serial").size(), 2u);
   controller_->SetUnprepared("ns1", "serial", uid);
-  controller_->DrainForTest();
+  Settle();
   EXPECT_TRUE(Entries("serial").empty());
   EXPECT_THAT(Entries("serial", "other.example.com"), ::testing::ElementsAre("eth0:Ready=True/Up"));
   EXPECT_TRUE(controller_->PreparedKeys().empty());
@@ -319,7 +326,7 @@ TEST_F(ClaimStatusControllerTest, UnprepareRemovesOnlyThisDriversEntries) {
   // An unprepare for another UID (a stale call) does not forget the prepared claim.
   controller_->SetPrepared(Prepared("serial", uid));
   controller_->SetUnprepared("ns1", "serial", "some-other-uid");
-  controller_->DrainForTest();
+  Settle();
   EXPECT_EQ(Entries("serial").size(), 2u);
 }
 
@@ -327,7 +334,7 @@ TEST_F(ClaimStatusControllerTest, UnprepareOfAClaimThatIsGoneOrHasNoEntriesWrite
   controller_->SetUnprepared("ns1", "never-existed", "u1");
   std::string uid = AddClaim("plain");
   controller_->SetUnprepared("ns1", "plain", uid);
-  EXPECT_EQ(controller_->DrainForTest(), 2);
+  EXPECT_EQ(Settle(), 2);
   EXPECT_EQ(Patches(), 0);
 }
 
@@ -335,7 +342,7 @@ TEST_F(ClaimStatusControllerTest, ConflictIsRetriedWithBackoff) {
   std::string uid = AddClaim("serial");
   FailNext(409);
   controller_->SetPrepared(Prepared("serial", uid));
-  controller_->DrainForTest();
+  Settle();
   EXPECT_EQ(observer_.count("conflict"), 1);
   EXPECT_TRUE(Entries("serial").empty());
   EXPECT_EQ(controller_->DrainForTest(), 0) << "the retry waits for its backoff";
@@ -349,7 +356,7 @@ TEST_F(ClaimStatusControllerTest, ServerErrorIsRetriedAndARefusedEntryIsNot) {
   std::string uid = AddClaim("serial");
   FailNext(503);
   controller_->SetPrepared(Prepared("serial", uid));
-  controller_->DrainForTest();
+  Settle();
   EXPECT_EQ(observer_.count("error"), 1);
   clock_.Advance(absl::Seconds(1));
   controller_->DrainForTest();
@@ -376,7 +383,7 @@ TEST_F(ClaimStatusControllerTest, ServerErrorIsRetriedAndARefusedEntryIsNot) {
 TEST_F(ClaimStatusControllerTest, ClaimReplacedUnderItsNameIsNotWritten) {
   AddClaim("serial");
   controller_->SetPrepared(Prepared("serial", "uid-of-a-deleted-claim"));
-  controller_->DrainForTest();
+  Settle();
   EXPECT_EQ(Patches(), 0);
 }
 
@@ -386,7 +393,7 @@ TEST_F(ClaimStatusControllerTest, AClaimTheNodesCacheLacksCostsNoRequestAndIsRet
   claim["metadata"]["uid"] = "uid-podless";
   server_.Upsert("resourceclaims", claim);  // no pod on node-a names it: the cache never holds it
   controller_->SetPrepared(Prepared("podless", "uid-podless"));
-  controller_->DrainForTest();
+  Settle();
   for (int i = 0; i < 10; ++i) {
     clock_.Advance(absl::Minutes(5));
     controller_->DrainForTest();
@@ -401,7 +408,7 @@ TEST_F(ClaimStatusControllerTest, OnlyAllocatedDevicesGetEntries) {
   PreparedClaimDevices prepared = Prepared("serial", uid);
   prepared.devices.push_back({"not-allocated", std::nullopt, {"/dev/x"}});
   controller_->SetPrepared(prepared);
-  controller_->DrainForTest();
+  Settle();
   EXPECT_THAT(Entries("serial"), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
                                                         "usb-1-1:Ready=True/Prepared"));
 }
@@ -413,6 +420,66 @@ TEST_F(ClaimStatusControllerTest, WorkerWritesWithoutBlockingTheCaller) {
   DriveUntil(&clock_, [&] { return Entries("serial").size() == 2; });
   controller_->Stop();
   controller_->Stop();  // idempotent
+}
+
+// Status writes stay off the prepare path: a burst of prepares writes nothing while it lasts, then each claim once.
+TEST_F(ClaimStatusControllerTest, ABurstOfPreparesWritesEachClaimOnceWhenItSettles) {
+  const std::vector<std::string> names = {"a", "b", "c"};
+  std::map<std::string, std::string> uids;
+  for (const auto& name : names) uids[name] = AddClaim(name);
+  for (int round = 0; round < 3; ++round) {  // 9 prepares 20 ms apart: one burst of 160 ms
+    for (const auto& name : names) {
+      controller_->SetPrepared(Prepared(name, uids[name]));
+      EXPECT_EQ(controller_->DrainForTest(), 0);
+      clock_.Advance(absl::Milliseconds(20));
+    }
+  }
+  clock_.Advance(ClaimStatusController::kQuietWindow - absl::Milliseconds(21));
+  EXPECT_EQ(controller_->DrainForTest(), 0) << "1 ms before the burst settles";
+  EXPECT_EQ(Patches(), 0);
+  clock_.Advance(absl::Milliseconds(1));
+  EXPECT_EQ(controller_->DrainForTest(), 3);
+  EXPECT_EQ(Patches(), 3) << "one write per claim";
+  for (const auto& name : names) {
+    EXPECT_THAT(Entries(name), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
+                                                      "usb-1-1:Ready=True/Prepared"));
+  }
+  clock_.Advance(absl::Minutes(10));
+  EXPECT_EQ(controller_->DrainForTest(), 0);
+  EXPECT_EQ(Patches(), 3) << "idle: no write";
+}
+
+TEST_F(ClaimStatusControllerTest, AClaimPreparedAndUnpreparedWithinTheWindowCostsNoWrite) {
+  std::string brief = AddClaim("brief");
+  std::string kept = AddClaim("kept");
+  controller_->SetPrepared(Prepared("brief", brief));
+  clock_.Advance(absl::Milliseconds(30));
+  controller_->SetPrepared(Prepared("kept", kept));
+  clock_.Advance(absl::Milliseconds(30));
+  controller_->SetUnprepared("ns1", "brief", brief);
+  EXPECT_EQ(Settle(), 2);
+  EXPECT_EQ(Patches(), 1) << "only the claim still prepared is written";
+  EXPECT_TRUE(Entries("brief").empty());
+  EXPECT_EQ(Entries("kept").size(), 2u);
+}
+
+// Calls that never pause for the quiet window: the status is still written within kMaxSettleDelay of the first.
+TEST_F(ClaimStatusControllerTest, AStreamThatNeverPausesIsWrittenWithinASecond) {
+  std::string first = AddClaim("first");
+  std::string busy = AddClaim("busy");
+  const absl::Time start = clock_.Now();
+  controller_->SetPrepared(Prepared("first", first));
+  std::optional<absl::Time> written;
+  for (int i = 0; i < 60 && !written; ++i) {  // a change every 50 ms for up to 3 s
+    clock_.Advance(absl::Milliseconds(50));
+    controller_->SetPrepared(Prepared("busy", busy));
+    controller_->DrainForTest();
+    if (!Entries("first").empty()) written = clock_.Now();
+  }
+  ASSERT_TRUE(written.has_value()) << "never written";
+  EXPECT_GT(*written - start, ClaimStatusController::kQuietWindow);
+  EXPECT_LE(*written - start, ClaimStatusController::kMaxSettleDelay);
+  EXPECT_EQ(Entries("busy").size(), 2u) << "written with the same batch";
 }
 
 TEST(DesiredDeviceStatusesTest, KeepsTheTransitionTimeOfAnUnchangedState) {

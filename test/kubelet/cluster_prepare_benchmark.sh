@@ -14,9 +14,9 @@
 # from the API server's own apiserver_request_total (all clients, all resources, watches excluded) around the
 # calls (all clients; resource requests, watches excluded), beside the driver's liken_claim_get_fallbacks_total.
 # Floors in the same run: a durable small-file write (temp, fsync, rename, directory fsync) on the roots'
-# filesystem and on the tmpfs, 100 such writes one by one against one batch as the daemon makes it
-# (concurrent fsyncs, one directory fsync) and against one syncfs (one directory
-# fsync), and one GET of a claim over a kept-alive connection (curl).
+# filesystem and on the tmpfs, 100 such writes one by one against one batch (concurrent fsyncs, one directory
+# fsync: what the daemon paid before it dropped fsync from prepare) and against one syncfs (one directory
+# fsync), and 100 unsynced writes (what it pays now), and one GET of a claim over a kept-alive connection (curl).
 # Side by side, when $LIKEN_EXAMPLE_DRIVER names a built dra-example-kubeletplugin (kubernetes-sigs/
 # dra-example-driver, built outside the tree; test infrastructure only): the same calls against it on node-b.
 #
@@ -200,7 +200,7 @@ YAML
 # Floors.
 mkdir -p "$WORK/floors" "$RUNDIR/floors"
 "$TIMING" floors --dir "$WORK/floors" --files "$BATCH" | awk -v fs="$FS" '{ v[$1] = $2 } END {
-  printf "%-34s one durable file write p50 %.3f ms; %d one by one %.1f ms, as the daemon batches them (concurrent fsyncs + 1 dir fsync) %.1f ms, with 1 syncfs instead %.1f ms, unsynced %.1f ms\n", "floor: fsync on " fs, v["durable_write_p50_ms"], v["files"], v["one_by_one_ms"], v["batched_ms"], v["syncfs_batched_ms"], v["unsynced_ms"] }'
+  printf "%-34s one durable file write p50 %.3f ms; %d one by one %.1f ms, batched (concurrent fsyncs + 1 dir fsync) %.1f ms, with 1 syncfs instead %.1f ms, unsynced %.1f ms\n", "floor: fsync on " fs, v["durable_write_p50_ms"], v["files"], v["one_by_one_ms"], v["batched_ms"], v["syncfs_batched_ms"], v["unsynced_ms"] }'
 "$TIMING" floors --dir "$RUNDIR/floors" --files "$BATCH" | awk '{ v[$1] = $2 } END {
   printf "%-34s one durable file write p50 %.3f ms; %d one by one %.1f ms, as one batch %.1f ms, unsynced %.1f ms\n", "floor: fsync on tmpfs", v["durable_write_p50_ms"], v["files"], v["one_by_one_ms"], v["batched_ms"], v["unsynced_ms"] }'
 rmdir "$RUNDIR/floors"

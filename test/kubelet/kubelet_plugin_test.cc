@@ -22,7 +22,9 @@
 #include "absl/strings/str_cat.h"
 #include "cdi/cdi_spec.h"
 #include "kubelet/claim_resolver.h"
+#include "common/atomic_file.h"
 #include "common/files.h"
+#include "test/kubelet/file_sync_counter.h"
 #include "test/kubelet/fake_claim_lookup.h"
 #include "test/kubelet/fake_scanner.h"
 #include "test/kubelet/test_kubelet.h"
@@ -90,7 +92,7 @@ class KubeletPluginTest : public ::testing::TestWithParam<DraVersion> {
     o.boot_id_path = boot_id_path_;
     o.pod_uid = pod_uid_;
     o.shutdown_grace = absl::Seconds(5);
-    o.device_metadata = false;  // these tests pin the device-node specs; metadata: device_metadata_test.cc
+    o.device_metadata = device_metadata_;  // these tests pin the device-node specs; metadata: device_metadata_test.cc
     return o;
   }
 
@@ -143,6 +145,7 @@ class KubeletPluginTest : public ::testing::TestWithParam<DraVersion> {
 
   TempDir dir_;
   std::string kubelet_root_, cdi_root_, sysfs_root_, boot_id_path_, pod_uid_;
+  bool device_metadata_ = false;
   discovery::Inventory inventory_;
   FakeScanner scanner_;
   FakeClaimLookup lookup_;
@@ -391,6 +394,28 @@ TEST_P(KubeletPluginTest, RebootIsNotMistakenForRestart) {
   EXPECT_EQ(answer->at(kGpuUid).error, "");
   EXPECT_EQ(lookup_.gets(), gets + 1);
   EXPECT_EQ(ReadSpecJson(kGpuUid), ExpectedGpuSpec());
+}
+
+// Nothing on the prepare and unprepare paths is fsynced (records, CDI specs, metadata files): what an fsync would
+// add is survival of a power loss, which is a reboot, whose records are dropped (above) and whose claims the
+// kubelet prepares again.
+TEST_P(KubeletPluginTest, PrepareAndUnprepareNeverFsync) {
+  device_metadata_ = true;
+  RestartPlugin();
+  const int64_t at_start = liken::testing::FileSyncCalls();
+  LIKEN_ASSERT_OK(WriteFileAtomically(dir_.path(), "synced", "x", Durability::kSynced));
+  ASSERT_EQ(liken::testing::FileSyncCalls(), at_start + 2) << "the counter sees a durable write's two fsyncs";
+  const int64_t before = liken::testing::FileSyncCalls();
+  for (int round = 0; round < 2; ++round) {  // the second round: prepares and unprepares of known claims too
+    auto both = kubelet_->Prepare({Gpu(), Usb()});
+    LIKEN_ASSERT_OK(both);
+    EXPECT_EQ(both->at(kGpuUid).error, "");
+    EXPECT_TRUE(Exists(absl::StrCat(kubelet_root_, "/plugins/liken.sh/metadata/", kGpuUid))) << "no metadata files";
+    LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu()}));
+    LIKEN_ASSERT_OK(kubelet_->Unprepare({Usb()}));
+    LIKEN_ASSERT_OK(kubelet_->Unprepare({Gpu(), Usb()}));  // the last claim: temp files swept too
+  }
+  EXPECT_EQ(liken::testing::FileSyncCalls(), before);
 }
 
 TEST_P(KubeletPluginTest, CdiSpecDeletedBehindTheDriversBackIsWrittenAgain) {

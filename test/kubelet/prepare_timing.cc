@@ -9,7 +9,7 @@
 //     prepare / unprepare: only that one call with every claim of FILE (the claims stay prepared in between).
 //   liken_prepare_timing floors --dir DIR [--files N]
 //     the cost on DIR's filesystem of replacing N small files (1 KiB) one by one with temp+fsync+rename+fsync of
-//     the directory (the per-file durable write), of the same N as the daemon's batch (WriteFilesAtomically:
+//     the directory (the per-file durable write), of the same N as one batch (WriteFilesAtomically:
 //     concurrent fsyncs, one directory fsync), and, for comparison, of N unsynced writes then one syncfs(2).
 //
 // FILE has one claim per line: "<namespace> <name> <uid>". Output lines are "key value" pairs for the script.

@@ -103,6 +103,50 @@ scenario_extended_resources() { node_scenario_extended_resources; }
 scenario_admin_access() { node_scenario_admin_access; }
 scenario_migration_classes() { node_scenario_migration_classes; }
 
+# A simulated reboot (hack/local-node.sh reboot): the kubelet, containerd and every container killed at once, the
+# CDI and metadata tmpfs contents and containerd's state lost, disks kept. The driver reads the kernel's boot ID, which
+# cannot change here, so while the node is down its claim records are stamped with another boot's ID, as a real
+# reboot leaves them. The claim records are written without fsync: nothing the kubelet needs may depend on them
+# after a reboot. The kubelet (its checkpoint still naming the claim) must prepare the claim again, the driver answer
+# afresh, and the pod's new container get its device.
+container_replaced() { [ "$(pod_container_id "$1")" != "$2" ] && pod_running "$1"; } # POD OLD-CONTAINER-ID
+scenario_reboot() {
+  local uid cid spec
+  claim reboot-1 gpu-render.liken.sh
+  workload_pod reboot-1 direct reboot-1
+  wait_until 120 pod_running reboot-1 || { fail "reboot-1 $(pod_phase reboot-1)"; return 1; }
+  uid=$(claim_uid reboot-1)
+  cid=$(pod_container_id reboot-1)
+  spec=$(cdi_spec_file reboot-1)
+  node_file_exists "$CLAIMS_DIR/$uid.json" && node_file_exists "$spec" ||
+    { fail "reboot-1 was prepared without a record or a CDI spec"; return 1; }
+  local out
+  out=$("$REPO/hack/local-node.sh" reboot sh -c "
+    [ -z \"\$(ls -A '$CDI_DIR')\" ] || { echo 'CDI directory not emptied' >&2; exit 1; }
+    sed -i 's/\"bootID\":\"[^\"]*\"/\"bootID\":\"before-the-reboot\"/' '$CLAIMS_DIR'/*.json" 2>&1) &&
+    pass "simulated reboot: everything killed, CDI directory emptied, claim records of an earlier boot, node up again" ||
+    { fail "local-node.sh reboot: $(echo "$out" | tail -n 5 | paste -sd'|')"; return 1; }
+  wait_until 180 driver_ready && pass "the driver is Ready again after the reboot" || fail "driver not Ready: $(driver_pods)"
+  if wait_until 240 container_replaced reboot-1 "$cid"; then
+    pass "reboot-1 runs again in a new container after the reboot"
+  else
+    fail "reboot-1 after the reboot: $(pod_phase reboot-1) $(k get pod reboot-1 -o jsonpath='{.status.containerStatuses[0].state}' | head -c 300)"
+    return 1
+  fi
+  expect_eq "the new container of reboot-1 gets its device" "/dev/dri/renderD128 c 226:128" \
+    "$(container_dev_nodes reboot-1 | grep dri)"
+  k -n "$DRIVER_NS" logs "$(driver_pod)" 2>/dev/null | grep -q "forgetting claim prepared before a reboot.*$uid" &&
+    pass "the driver dropped the record of the earlier boot" || fail "no log of the earlier boot's record being dropped"
+  [ "$(driver_metric 'liken_prepare_total{result="success"}')" -ge 1 ] 2>/dev/null &&
+    pass "the kubelet called NodePrepareResources again after the reboot (although its checkpoint names the claim)" ||
+    fail "no prepare counted by the driver after the reboot"
+  node_sh "grep -q '\"bootID\":\"before-the-reboot\"' '$CLAIMS_DIR/$uid.json'" &&
+    fail "reboot-1's record is still the earlier boot's" ||
+    pass "reboot-1's record is of this boot, its CDI spec $(node_file_exists "$spec" && echo present || echo MISSING)"
+  node_file_exists "$spec" || fail "reboot-1 has no CDI spec after the reboot"
+  delete_pods reboot-1
+}
+
 scenario_down_leaves_nothing() {
   k delete pods -l app=liken-workload --wait=true --timeout=120s >/dev/null 2>&1 || true
   helm uninstall "$RELEASE" -n "$DRIVER_NS" --wait --timeout 2m >/dev/null 2>&1 || true
@@ -113,7 +157,7 @@ scenario_down_leaves_nothing() {
 }
 
 ALL=(driver_ready claims_in_containers unprepare_on_delete render_shared_display_exclusive usb_reenumerate status_and_health restarts
-  rolling_update cdi_dir_emptied startup_figure template_metadata extended_resources admin_access migration_classes delivered_nodes_read down_leaves_nothing)
+  rolling_update cdi_dir_emptied reboot startup_figure template_metadata extended_resources admin_access migration_classes delivered_nodes_read down_leaves_nothing)
 [ $# -gt 0 ] && ALL=("$@")
 
 apply_device_classes
