@@ -69,7 +69,8 @@ int Run() {
   informers::Informer informer(client.get(), clock.get(), options, &handler);
   absl::Mutex mu;
   int devices = 128;
-  SliceSync sync("node-a", "liken.sh", client.get(), informer.store(), [&] {
+  SliceSync sync("node-a", "liken.sh", client.get(), informer.store());
+  auto desired = [&] {
     absl::MutexLock lock(&mu);
     apis::ResourceSlice s;
     s.metadata.name = "node-a-liken.sh";
@@ -81,9 +82,9 @@ int Run() {
       d.attributes["liken.sh/vendor"] = std::string("1d6b");
       s.devices.push_back(d);
     }
-    return absl::StatusOr<std::vector<apis::ResourceSlice>>(std::vector<apis::ResourceSlice>{s});
-  });
-  SliceController controller(&sync, &queue, absl::Seconds(60));
+    return std::vector<apis::ResourceSlice>{s};
+  };
+  SliceController controller(&queue, absl::Seconds(60), [&] { return sync.Sync(desired()).status(); });
   Coalescer coalescer(clock.get(), absl::Milliseconds(50), absl::Milliseconds(250),
                       [&] { queue.Add(SliceController::kKey); });
   informer.Start();

@@ -1,5 +1,7 @@
 #include "controller/slice_controller.h"
 
+#include "controller/slice_sync.h"
+
 #include <gtest/gtest.h>
 
 #include "test/common/fake_clock.h"
@@ -12,7 +14,7 @@ using liken::testing::FakeClock;
 using liken::testing::FakeKubeClient;
 
 // The desired state of node n1: one empty slice.
-absl::StatusOr<std::vector<apis::ResourceSlice>> OneSlice() {
+std::vector<apis::ResourceSlice> OneSlice() {
   apis::ResourceSlice s;
   s.metadata.name = "n1-liken.sh";
   s.pool.name = "n1";
@@ -24,10 +26,14 @@ TEST(SliceControllerTest, RetriesWithBackoffThenResyncsPeriodically) {
   FakeKubeClient client;
   client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u"}}}});
   informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache, OneSlice);
+  SliceSync sync("n1", "liken.sh", &client, &cache);
   WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
   int after = 0;
-  SliceController controller(&sync, &queue, absl::Seconds(60), [&] { ++after; });
+  SliceController controller(&queue, absl::Seconds(60), [&] {
+    absl::Status status = sync.Sync(OneSlice()).status();
+    ++after;
+    return status;
+  });
   client.PrependFailure("CREATE", informers::ResourceSlicesPath(), informers::StatusFromHttp(503, "{}"));
   controller.Enqueue();
   ASSERT_TRUE(controller.ProcessOneForTest());
@@ -48,9 +54,8 @@ TEST(SliceControllerTest, InformerEventsEnqueueOneKey) {
   FakeClock clock;
   FakeKubeClient client;
   informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache, [] { return absl::StatusOr<std::vector<apis::ResourceSlice>>(); });
   WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
-  SliceController controller(&sync, &queue, absl::Seconds(60));
+  SliceController controller(&queue, absl::Seconds(60), [] { return absl::OkStatus(); });
   auto obj = std::make_shared<const nlohmann::json>(nlohmann::json::object());
   controller.OnAdd(obj);
   controller.OnUpdate(obj, obj);
@@ -63,17 +68,15 @@ TEST(SliceControllerTest, InvalidPoolIsNotRetriedBeforeTheResync) {
   FakeKubeClient client;
   client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u"}}}});
   informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache, []() -> absl::StatusOr<std::vector<apis::ResourceSlice>> {
-    apis::ResourceSlice s;
-    s.metadata.name = "n1-liken.sh";
-    s.pool.name = "n1";
-    apis::SliceDevice d;
-    d.name = "Not_A_DNS_Label";
-    s.devices.push_back(d);
-    return std::vector<apis::ResourceSlice>{s};
-  });
+  SliceSync sync("n1", "liken.sh", &client, &cache);
+  apis::ResourceSlice s;
+  s.metadata.name = "n1-liken.sh";
+  s.pool.name = "n1";
+  apis::SliceDevice d;
+  d.name = "Not_A_DNS_Label";
+  s.devices.push_back(d);
   WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
-  SliceController controller(&sync, &queue, absl::Seconds(60));
+  SliceController controller(&queue, absl::Seconds(60), [&] { return sync.Sync({s}).status(); });
   controller.Enqueue();
   ASSERT_TRUE(controller.ProcessOneForTest());
   EXPECT_EQ(queue.NumRequeues(SliceController::kKey), 0) << "a permanent error is not rate-limited";
@@ -91,9 +94,9 @@ TEST(SliceControllerTest, IdleResyncsMakeNoApiRequest) {
   FakeKubeClient client;
   client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u1"}}}});
   informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache, OneSlice);
+  SliceSync sync("n1", "liken.sh", &client, &cache);
   WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
-  SliceController controller(&sync, &queue, absl::Seconds(60));
+  SliceController controller(&queue, absl::Seconds(60), [&] { return sync.Sync(OneSlice()).status(); });
   controller.Enqueue();
   ASSERT_TRUE(controller.ProcessOneForTest());
   ASSERT_EQ(client.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u1");
@@ -111,9 +114,9 @@ TEST(SliceControllerTest, SliceDeletedBehindOurBackReadsTheNodeAgain) {
   FakeKubeClient client;
   client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u1"}}}});
   informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache, OneSlice);
+  SliceSync sync("n1", "liken.sh", &client, &cache);
   WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
-  SliceController controller(&sync, &queue, absl::Seconds(60));
+  SliceController controller(&queue, absl::Seconds(60), [&] { return sync.Sync(OneSlice()).status(); });
   controller.Enqueue();
   ASSERT_TRUE(controller.ProcessOneForTest());
   // The Node is re-created; the garbage collector deletes the slice it no longer owns, and the cache sees it.
