@@ -32,10 +32,10 @@ NodeReconciler::NodeReconciler(NodeReconcilerOptions options, informers::KubeCli
       metrics_(metrics),
       shutdown_(std::move(shutdown)),
       queue_(clock, NewControllerRateLimiter(clock, absl::Milliseconds(5), absl::Seconds(30), 10, 100), metrics),
-      slices_(client, clock, NodeSliceInformerOptions(options_.node_name), &controller_, metrics),
+      slices_(client, clock, NodeSliceInformerOptions(options_.node_name), &loop_, metrics),
       sync_(options_.node_name, discovery::kDriverName, client, slices_.store(), metrics),
-      controller_(&queue_, options_.resync_period, [this] { return RunPass(); }),
-      coalescer_(clock, options_.uevent_quiet, options_.uevent_max_delay, [this] { controller_.Enqueue(); }),
+      loop_(&queue_, options_.resync_period, [this] { return RunPass(); }),
+      coalescer_(clock, options_.uevent_quiet, options_.uevent_max_delay, [this] { loop_.Enqueue(); }),
       uevents_(uevents != nullptr ? std::make_unique<UeventListener>(std::move(uevents), &coalescer_, metrics)
                                   : nullptr),
       stop_slices_(shutdown_, [this] { slices_.Stop(); }) {}
@@ -49,7 +49,7 @@ bool NodeReconciler::Start() {
   if (uevents_ != nullptr) uevents_->Start();
   slices_.WaitForSync();  // returns at once when the informer was stopped (shutdown)
   if (shutdown_.stop_requested()) return false;
-  controller_.Start();
+  loop_.Start();
   return true;
 }
 
@@ -61,12 +61,12 @@ void NodeReconciler::StopTriggers() {
 
 void NodeReconciler::Stop() {
   StopTriggers();
-  controller_.Stop();
+  loop_.Stop();
 }
 
-void NodeReconciler::Enqueue() { controller_.Enqueue(); }
+void NodeReconciler::Enqueue() { loop_.Enqueue(); }
 
-bool NodeReconciler::ProcessOneForTest() { return controller_.ProcessOneForTest(); }
+bool NodeReconciler::ProcessOneForTest() { return loop_.ProcessOneForTest(); }
 
 absl::Status NodeReconciler::RunPass() {
   const discovery::ScanClock::time_point started = discovery::ScanClock::now();

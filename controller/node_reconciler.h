@@ -16,7 +16,7 @@
 #include "common/workqueue.h"
 #include "controller/metrics.h"
 #include "controller/node_devices.h"
-#include "controller/slice_controller.h"
+#include "controller/node_pass_loop.h"
 #include "controller/slice_sync.h"
 #include "controller/triggers.h"
 #include "discovery/inventory.h"
@@ -42,7 +42,7 @@ informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name
 // holder); build the desired slices from it; write the difference (SliceSync); then have `devices` refresh the
 // prepared claims against the inventory it holds (also after a failed scan or write: the CDI specs follow the
 // hardware even while the API server is away). Passes are asked for by uevents (coalesced), by any event
-// on this node's slices, by retries with backoff and by the periodic resync; the loop (SliceController) calls
+// on this node's slices, by retries with backoff and by the periodic resync; the loop (NodePassLoop) calls
 // RunPass and nothing else. Thread-safe.
 class NodeReconciler {
  public:
@@ -83,7 +83,7 @@ class NodeReconciler {
   absl::Status RunPass();
 
   // Passes run so far (successful or not). Thread-safe.
-  int passes() const { return controller_.passes(); }
+  int passes() const { return loop_.passes(); }
 
   // This node's slices as the informer sees them. Thread-safe.
   const informers::Store* slices() const { return slices_.store(); }
@@ -100,9 +100,9 @@ class NodeReconciler {
   Metrics* const metrics_;
   const std::stop_token shutdown_;
   WorkQueue queue_;
-  informers::Informer slices_;  // events go to controller_ (below); stopped by Stop before it is destroyed
+  informers::Informer slices_;  // events go to loop_ (below); stopped by Stop before it is destroyed
   SliceSync sync_;
-  SliceController controller_;
+  NodePassLoop loop_;
   Coalescer coalescer_;
   std::unique_ptr<UeventListener> uevents_;  // null without a uevent source
   std::stop_callback<std::function<void()>> stop_slices_;  // declared last: may run in the constructor

@@ -1,20 +1,20 @@
-#include "controller/slice_controller.h"
+#include "controller/node_pass_loop.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 
 namespace liken::controller {
 
-SliceController::SliceController(WorkQueue* queue, absl::Duration resync_period, std::function<absl::Status()> pass)
+NodePassLoop::NodePassLoop(WorkQueue* queue, absl::Duration resync_period, std::function<absl::Status()> pass)
     : queue_(queue), resync_period_(resync_period), pass_(std::move(pass)) {}
 
-SliceController::~SliceController() { Stop(); }
+NodePassLoop::~NodePassLoop() { Stop(); }
 
-void SliceController::Enqueue() {
+void NodePassLoop::Enqueue() {
   queue_->Add(kKey);
 }
 
-void SliceController::Start() {
+void NodePassLoop::Start() {
   Enqueue();
   worker_ = std::jthread([this](std::stop_token stop) {
     std::stop_callback shut_down(stop, [this] { queue_->ShutDown(); });  // wakes Get
@@ -22,20 +22,20 @@ void SliceController::Start() {
   });
 }
 
-void SliceController::Stop() {
+void NodePassLoop::Stop() {
   queue_->ShutDown();  // also when no worker was started
   worker_.request_stop();
   if (worker_.joinable()) worker_.join();
 }
 
-bool SliceController::ProcessOneForTest() {
+bool NodePassLoop::ProcessOneForTest() {
   auto key = queue_->TryGet();
   if (!key) return false;
   Process(*key);
   return true;
 }
 
-void SliceController::Process(const std::string& key) {
+void NodePassLoop::Process(const std::string& key) {
   absl::Status result = pass_();
   passes_.fetch_add(1);
   if (result.ok()) {

@@ -17,14 +17,14 @@ namespace liken::controller {
 // Runs the node pass from a workqueue (sample-controller style): every trigger enqueues the one key; the
 // worker calls the pass; a failure retries with per-key exponential backoff, except an InvalidArgument
 // (permanent: it waits for the resync); success schedules the next periodic resync. Thread-safe.
-class SliceController : public informers::EventHandler {
+class NodePassLoop : public informers::EventHandler {
  public:
   static constexpr char kKey[] = "slices";
 
   // `queue` must outlive the controller. `pass` is the node pass (NodeReconciler::RunPass), called on the
   // worker thread, one at a time.
-  SliceController(WorkQueue* queue, absl::Duration resync_period, std::function<absl::Status()> pass);
-  ~SliceController() override;  // stops
+  NodePassLoop(WorkQueue* queue, absl::Duration resync_period, std::function<absl::Status()> pass);
+  ~NodePassLoop() override;  // stops
 
   // Asks for a pass as soon as possible. Thread-safe.
   void Enqueue();
