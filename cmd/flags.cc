@@ -301,13 +301,17 @@ std::optional<int> ParseFlags(std::string_view name, std::string_view synopsis, 
   // Help is taken as soon as it is read, before any value is checked.
   app.set_help_flag();
   app.add_flag_callback("-h,--help", [] { throw CLI::CallForHelp(); }, "print this text")->trigger_on_parse();
-  // CLI11 reads the arguments last first; -X=value is split here, as the old parser took it.
+  // CLI11 reads the arguments last first. Split here, as the old parser took them: -X=value, and --name= (an
+  // empty value, which CLI11 would take from the next argument).
   std::vector<std::string> args;
   for (int i = argc - 1; i >= 1; --i) {
     std::string arg = argv[i];
     if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-' && arg[2] == '=') {
       args.push_back(arg.substr(3));
       args.push_back(arg.substr(0, 2));
+    } else if (arg.size() > 3 && arg.starts_with("--") && arg.back() == '=' && arg.find('=') == arg.size() - 1) {
+      args.push_back("");
+      args.push_back(arg.substr(0, arg.size() - 1));
     } else {
       args.push_back(std::move(arg));
     }
