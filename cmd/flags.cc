@@ -1,319 +1,361 @@
 #include "cmd/flags.h"
 
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <span>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "common/log.h"
 
 namespace liken::cmd {
 namespace {
 
-// The check a flag's value must pass.
-enum class Kind {
-  kSwitch,         // no value (or `=value`, kept as given)
-  kVerbosity,      // -v alone, or --v=N with N in [min, max]
-  kText,
-  kAbsolutePath,
-  kOneOf,          // one of `choices`, separated by '|'
-  kInt,            // in [min, max]
-  kNumber,         // in [min, max]; with `above_min`, min itself is refused
-  kDuration,       // seconds in [min, max]
-  kListenAddress,  // "" (none), ":PORT" or "HOST:PORT"
-};
+// The checks a value must pass. Each message completes "<flag> must be ..." (ErrorLine puts the flag first).
 
-// One flag. Names are unique per command; a one-letter name is also typed as -X.
-struct FlagSpec {
-  const char* name;
-  const char* alias;          // another spelling of the same flag ("o" for "output"), or ""
-  const char* value_name;     // in the usage text: "DIR", "NAME"; "" for switches
-  const char* default_value;
-  const char* env;            // read when the flag is absent; "" for none
-  Kind kind;
-  const char* help;
-  const char* choices = "";
-  double min = 0;
-  double max = 0;
-  bool above_min = false;
-};
-
-bool Empty(const char* s) { return *s == '\0'; }
-
-// The discovery flags (scan, report, run).
-constexpr FlagSpec kDiscoveryFlags[] = {
-    {"sysfs-root", "", "DIR", "/sys", "", Kind::kAbsolutePath, "read sysfs from this directory tree"},
-    {"dev-root", "", "DIR", "/dev", "", Kind::kAbsolutePath, "read /dev from this directory tree"},
-    {"proc-root", "", "DIR", "/proc", "", Kind::kAbsolutePath,
-     "read mounts and swaps from here (--storage-roles=host)"},
-    {"storage-roles", "", "withhold|host", "withhold", "", Kind::kOneOf,
-     "withhold every device with a block node, or read the host's storage roles", "withhold|host"},
-    {"pci-ids", "", "FILE", "/usr/share/misc/pci.ids", "", Kind::kText, "the PCI ID database (device names)"},
-    {"modules-root", "", "DIR", "/lib/modules", "", Kind::kAbsolutePath,
-     "where <release>/modules.alias is read (modules for unclaimed hardware)"},
-    {"kernel-release", "", "R", "", "", Kind::kText, "the kernel release whose modules.alias is read (default: uname)"},
-};
-
-// Flags of one or more commands besides discovery's.
-constexpr FlagSpec kNodeName = {"node-name", "", "NAME", "", "NODE_NAME", Kind::kText, "this node's name"};
-constexpr FlagSpec kKubeletRoot = {"kubelet-root", "", "DIR", "/var/lib/kubelet", "", Kind::kAbsolutePath,
-                                   "the kubelet's directory (plugin sockets, checkpoints)"};
-constexpr FlagSpec kPodUid = {"pod-uid", "", "UID", "", "POD_UID", Kind::kText,
-                              "this pod's UID (names the sockets during a rolling update)"};
-constexpr FlagSpec kHelp = {"help", "h", "", "", "", Kind::kSwitch, "print this text"};
-constexpr FlagSpec kVerbosity = {"v", "", "", "", "", Kind::kVerbosity, "debug logs (N from 1 to 10; 0: info)",
-                                 "", 0, 10};
-constexpr FlagSpec kScanOutput = {"output", "o", "yaml|json", "yaml", "", Kind::kOneOf, "output format", "yaml|json"};
-constexpr FlagSpec kReportOutput = {"output", "o", "text|json", "text", "", Kind::kOneOf, "output format",
-                                    "text|json"};
-constexpr FlagSpec kKubeconfig = {"kubeconfig", "", "FILE", "", "KUBECONFIG", Kind::kText,
-                                  "kubeconfig file (default: the in-cluster config)"};
-constexpr FlagSpec kContext = {"context", "", "NAME", "", "", Kind::kText,
-                               "the kubeconfig context (default: its current context)"};
-constexpr FlagSpec kServiceAccountDir = {"service-account-dir", "", "DIR",
-                                         "/var/run/secrets/kubernetes.io/serviceaccount", "", Kind::kText,
-                                         "the in-cluster token and CA"};
-constexpr FlagSpec kMetricsAddress = {"metrics-address", "", "[HOST]:PORT", ":9410", "", Kind::kListenAddress,
-                                      "serve Prometheus metrics here (\"\": nowhere)"};
-constexpr FlagSpec kResyncPeriod = {"resync-period", "", "DURATION", "10m", "", Kind::kDuration,
-                                    "a full pass at least this often", "", 1, 24 * 3600};
-constexpr FlagSpec kCdiRoot = {"cdi-root", "", "DIR", "/var/run/cdi", "", Kind::kAbsolutePath,
-                               "where the CDI specs are written"};
-constexpr FlagSpec kMetadataRoot = {"metadata-root", "", "DIR", "", "", Kind::kAbsolutePath,
-                                    "where the claims' device metadata files are written (default "
-                                    "<kubelet-root>/plugins/liken.sh/metadata; rebuilt at start-up, so a tmpfs will do)"};
-constexpr FlagSpec kKubeApiQps = {"kube-api-qps", "", "N", "5", "", Kind::kNumber, "API requests per second",
-                                  "", 0, 10000, true};
-constexpr FlagSpec kKubeApiBurst = {"kube-api-burst", "", "N", "10", "", Kind::kInt, "API request burst",
-                                    "", 1, 100000};
-constexpr FlagSpec kNoUevents = {"no-uevents", "", "", "", "", Kind::kSwitch,
-                                 "do not listen to kernel uevents (the periodic resync remains)"};
-
-// Each command's own flags, in usage order (the discovery flags follow where `discovery` is set).
-constexpr const FlagSpec* kScanFlags[] = {&kNodeName, &kScanOutput, &kVerbosity, &kHelp};
-constexpr const FlagSpec* kReportFlags[] = {&kReportOutput, &kKubeletRoot, &kVerbosity, &kHelp};
-constexpr const FlagSpec* kRunOwnFlags[] = {&kNodeName,   &kKubeconfig, &kContext,  &kServiceAccountDir,
-                                            &kMetricsAddress, &kResyncPeriod, &kKubeletRoot, &kCdiRoot,
-                                            &kMetadataRoot, &kPodUid,     &kKubeApiQps, &kKubeApiBurst, &kNoUevents,
-                                            &kVerbosity,  &kHelp};
-constexpr const FlagSpec* kHealthcheckFlags[] = {&kKubeletRoot, &kPodUid, &kVerbosity, &kHelp};
-
-struct CommandSpec {
-  Command command;
-  const char* name;
-  const char* synopsis;
-  bool discovery;
-  std::span<const FlagSpec* const> flags;
-};
-
-constexpr CommandSpec kCommands[] = {
-    {Command::kScan, "scan", "print the ResourceSlices this node would publish, as a v1 List", true, kScanFlags},
-    {Command::kReport, "report", "print the hardware report: published, withheld and unclaimed devices", true,
-     kReportFlags},
-    {Command::kRun, "run", "run the node daemon", true, kRunOwnFlags},
-    {Command::kHealthcheck, "healthcheck", "exit 0 when the daemon's registration and DRA sockets accept connections",
-     false, kHealthcheckFlags},
-};
-
-const CommandSpec& SpecOf(Command command) {
-  for (const auto& c : kCommands) {
-    if (c.command == command) return c;
-  }
-  std::abort();  // every Command has a row
+CLI::Validator AbsolutePath() {
+  // Link targets in sysfs are resolved against the roots: a relative one would find nothing.
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        return !value.empty() && value[0] == '/' ? "" : absl::StrCat("must be an absolute path, not '", value, "'");
+      },
+      "", "absolute path");
 }
 
-// Calls `f` for each flag of `command`, the command's own first, then discovery's.
-template <typename F>
-void ForEachFlag(Command command, F f) {
-  const CommandSpec& spec = SpecOf(command);
-  for (const FlagSpec* flag : spec.flags) f(*flag);
-  if (spec.discovery) {
-    for (const FlagSpec& flag : kDiscoveryFlags) f(flag);
-  }
+CLI::Validator IntegerFrom(int64_t min, int64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& value) -> std::string {
+        int64_t n = 0;
+        if (absl::SimpleAtoi(value, &n) && n >= min && n <= max) return "";
+        return absl::StrCat("must be an integer from ", min, " to ", max, ", not '", value, "'");
+      },
+      "", "integer");
 }
 
-const FlagSpec* Find(Command command, std::string_view typed) {
-  const FlagSpec* found = nullptr;
-  ForEachFlag(command, [&](const FlagSpec& flag) {
-    if (found == nullptr && (typed == flag.name || (!Empty(flag.alias) && typed == flag.alias))) found = &flag;
+// A finite number in (above, max].
+CLI::Validator NumberAbove(double above, double max) {
+  return CLI::Validator(
+      [above, max](std::string& value) -> std::string {
+        double n = 0;
+        if (!absl::SimpleAtod(value, &n) || !std::isfinite(n) || n < above || n > max) {
+          return absl::StrCat("must be a number from ", above, " to ", max, ", not '", value, "'");
+        }
+        if (n <= above) return absl::StrCat("must be above ", above, ", not '", value, "'");
+        return "";
+      },
+      "", "number");
+}
+
+CLI::Validator DurationFrom(absl::Duration min, absl::Duration max) {
+  return CLI::Validator(
+      [min, max](std::string& value) -> std::string {
+        absl::Duration d;
+        if (absl::ParseDuration(value, &d) && d >= min && d <= max) return "";
+        return absl::StrCat("must be a duration from ", absl::FormatDuration(min), " to ", absl::FormatDuration(max),
+                            " (like 60s), not '", value, "'");
+      },
+      "", "duration");
+}
+
+// "" (none), ":PORT" or "HOST:PORT".
+CLI::Validator ListenAddress() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (value.empty()) return "";
+        auto colon = value.rfind(':');
+        int port = -1;
+        if (colon != std::string::npos && absl::SimpleAtoi(value.substr(colon + 1), &port) && port >= 0 &&
+            port <= 65535) {
+          return "";
+        }
+        return absl::StrCat("must be ':PORT' or 'HOST:PORT' with a port from 0 to 65535, not '", value, "'");
+      },
+      "", "listen address");
+}
+
+// One of `choices` (the keys), given to the typed field as the mapped value.
+template <typename T>
+void OneOf(CLI::Option* option, const std::vector<std::pair<std::string, T>>& choices, T* field) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : choices) names.push_back(name);
+  option->type_name(absl::StrJoin(names, "|"));
+  option->check(CLI::Validator(
+      [names](std::string& value) -> std::string {
+        if (std::find(names.begin(), names.end(), value) != names.end()) return "";
+        return absl::StrCat("must be '", absl::StrJoin(names, "' or '"), "', not '", value, "'");
+      },
+      "", "one of"));
+  option->each([choices, field](const std::string& value) {
+    for (const auto& [name, v] : choices) {
+      if (name == value) *field = v;
+    }
   });
-  return found;
+  for (const auto& [name, v] : choices) {
+    if (v == *field) option->default_str(name);
+  }
+}
+
+void Bind(CLI::App& app, DiscoveryFlags& flags) {
+  discovery::ScanOptions& scan = flags.scan;
+  app.add_option("--sysfs-root", scan.sysfs_root, "read sysfs from this directory tree")
+      ->type_name("DIR")
+      ->capture_default_str()
+      ->check(AbsolutePath());
+  app.add_option("--dev-root", scan.dev_root, "read /dev from this directory tree")
+      ->type_name("DIR")
+      ->capture_default_str()
+      ->check(AbsolutePath());
+  app.add_option("--proc-root", scan.proc_root, "read mounts and swaps from here (--storage-roles=host)")
+      ->type_name("DIR")
+      ->capture_default_str()
+      ->check(AbsolutePath());
+  OneOf<discovery::StorageRoles>(
+      app.add_option("--storage-roles", "withhold every device with a block node, or read the host's storage roles"),
+      {{"withhold", discovery::StorageRoles::kWithholdAll}, {"host", discovery::StorageRoles::kHost}},
+      &scan.storage_roles);
+  app.add_option("--pci-ids", scan.pci_ids_path, "the PCI ID database (device names)")
+      ->type_name("FILE")
+      ->capture_default_str();
+  app.add_option("--modules-root", scan.modules_root,
+                 "where <release>/modules.alias is read (modules for unclaimed hardware)")
+      ->type_name("DIR")
+      ->capture_default_str()
+      ->check(AbsolutePath());
+  app.add_option("--kernel-release", scan.kernel_release,
+                 "the kernel release whose modules.alias is read (default: uname)")
+      ->type_name("R");
+}
+
+// --kubelet-root (run, report, healthcheck).
+void BindKubeletRoot(CLI::App& app, std::string& kubelet_root) {
+  app.add_option("--kubelet-root", kubelet_root, "the kubelet's directory (plugin sockets, checkpoints)")
+      ->type_name("DIR")
+      ->capture_default_str()
+      ->check(AbsolutePath());
+}
+
+void Bind(CLI::App& app, KubeletFlags& flags) {
+  BindKubeletRoot(app, flags.kubelet_root);
+  app.add_option("--pod-uid", flags.pod_uid, "this pod's UID (names the sockets during a rolling update)")
+      ->type_name("UID")
+      ->envname("POD_UID");
+}
+
+void BindNodeName(CLI::App& app, std::string& node_name) {
+  app.add_option("--node-name", node_name, "this node's name")->type_name("NAME")->envname("NODE_NAME");
+}
+
+void BindOutput(CLI::App& app, OutputFormat& output, std::vector<std::pair<std::string, OutputFormat>> choices) {
+  // --o too: the old parser took any flag with one or two dashes.
+  OneOf(app.add_option("-o,--output,--o", "output format"), choices, &output);
+}
+
+// -v (level 1) or --v=N.
+void Bind(CLI::App& app, VerbosityFlags& flags) {
+  app.add_flag("-v,--v")
+      ->description("debug logs (N from 1 to 10; 0: info)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            return value == "true" ? "" : IntegerFrom(0, 10)(value);
+          },
+          "", "verbosity"))
+      ->each([&flags](const std::string& value) {
+        int level = 1;
+        if (value != "true") (void)absl::SimpleAtoi(value, &level);
+        flags.level = level;
+      });
+}
+
+void BindFlags(CLI::App& app, ScanFlags& flags) {
+  BindNodeName(app, flags.node_name);
+  BindOutput(app, flags.output, {{"yaml", OutputFormat::kYaml}, {"json", OutputFormat::kJson}});
+  Bind(app, flags.verbosity);
+  Bind(app, flags.discovery);
+}
+
+void BindFlags(CLI::App& app, ReportFlags& flags) {
+  BindOutput(app, flags.output, {{"text", OutputFormat::kText}, {"json", OutputFormat::kJson}});
+  BindKubeletRoot(app, flags.kubelet_root);
+  Bind(app, flags.verbosity);
+  Bind(app, flags.discovery);
+}
+
+void BindFlags(CLI::App& app, RunFlags& flags) {
+  BindNodeName(app, flags.node_name);
+  app.add_option("--kubeconfig", flags.kubeconfig, "kubeconfig file (default: the in-cluster config)")
+      ->type_name("FILE")
+      ->envname("KUBECONFIG");
+  app.add_option("--context", flags.context, "the kubeconfig context (default: its current context)")
+      ->type_name("NAME");
+  app.add_option("--service-account-dir", flags.service_account_dir, "the in-cluster token and CA")
+      ->type_name("DIR")
+      ->capture_default_str();
+  app.add_option("--metrics-address", flags.metrics_address, "serve Prometheus metrics here (\"\": nowhere)")
+      ->type_name("[HOST]:PORT")
+      ->capture_default_str()
+      ->check(ListenAddress());
+  app.add_option("--resync-period", "a full pass at least this often")
+      ->type_name("DURATION")
+      ->default_str(absl::FormatDuration(flags.resync_period))
+      ->check(DurationFrom(absl::Seconds(1), absl::Hours(24)))
+      ->each([&flags](const std::string& value) { (void)absl::ParseDuration(value, &flags.resync_period); });
+  Bind(app, flags.kubelet);
+  app.add_option("--cdi-root", flags.cdi_root, "where the CDI specs are written")
+      ->type_name("DIR")
+      ->capture_default_str()
+      ->check(AbsolutePath());
+  app.add_option("--metadata-root", flags.metadata_root,
+                 "where the claims' device metadata files are written (default "
+                 "<kubelet-root>/plugins/liken.sh/metadata; rebuilt at start-up, so a tmpfs will do)")
+      ->type_name("DIR")
+      ->check(AbsolutePath());
+  app.add_option("--kube-api-qps", flags.kube_api_qps, "API requests per second")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(NumberAbove(0, 10000));
+  app.add_option("--kube-api-burst", flags.kube_api_burst, "API request burst")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(IntegerFrom(1, 100000));
+  app.add_flag("--no-uevents", flags.no_uevents, "do not listen to kernel uevents (the periodic resync remains)");
+  Bind(app, flags.verbosity);
+  Bind(app, flags.discovery);
+}
+
+void BindFlags(CLI::App& app, DeviceClassesFlags& flags) {
+  app.add_option("--from-generic-device-plugin", flags.from_generic_device_plugin,
+                 "the plugin's device specification: its --device values or config file (JSON or YAML; '-' reads "
+                 "standard input)")
+      ->type_name("FILE")
+      ->required();
+  app.add_option("--domain", flags.domain, "the plugin's --domain (resource names are <domain>/<name>)")
+      ->type_name("DOMAIN")
+      ->capture_default_str();
+  app.add_option("--class-suffix", flags.class_suffix, "class names are <name>.<SUFFIX> (default: the domain)")
+      ->type_name("SUFFIX");
+  Bind(app, flags.verbosity);
+  Bind(app, flags.discovery);
+}
+
+void BindFlags(CLI::App& app, HealthcheckFlags& flags) {
+  Bind(app, flags.kubelet);
+  Bind(app, flags.verbosity);
 }
 
 // The flag as users type it in messages: -o for output, --name otherwise.
-std::string Spelled(const FlagSpec& flag) {
-  return std::strlen(flag.alias) == 1 ? absl::StrCat("-", flag.alias) : absl::StrCat("--", flag.name);
+std::string Spelled(const CLI::Option& option) {
+  const auto& shorts = option.get_snames();
+  const auto& longs = option.get_lnames();
+  if (!shorts.empty() && (longs.empty() || longs.front() != shorts.front())) return "-" + shorts.front();
+  return longs.empty() ? option.get_name() : "--" + longs.front();
 }
 
-absl::Status Check(const FlagSpec& flag, const std::string& value) {
-  const std::string name = Spelled(flag);
-  switch (flag.kind) {
-    case Kind::kSwitch:
-    case Kind::kText:
-      return absl::OkStatus();
-    case Kind::kVerbosity:
-    case Kind::kInt: {
-      if (flag.kind == Kind::kVerbosity && value == "true") return absl::OkStatus();  // a bare -v
-      int64_t n = 0;
-      if (!absl::SimpleAtoi(value, &n) || n < flag.min || n > flag.max) {
-        return absl::InvalidArgumentError(absl::StrCat(name, " must be an integer from ", flag.min, " to ", flag.max,
-                                                       ", not '", value, "'"));
-      }
-      return absl::OkStatus();
+// The `--help` text: the synopsis and every flag with its default and environment variable.
+std::string Usage(const CLI::App& app, std::string_view name, std::string_view synopsis) {
+  std::string out = absl::StrCat("usage: liken-dra ", std::string(name), " [flags]\n", std::string(synopsis),
+                                 "\n\nflags:\n");
+  for (const CLI::Option* option : app.get_options()) {
+    const auto& shorts = option->get_snames();
+    const auto& longs = option->get_lnames();
+    std::string left;
+    if (!shorts.empty() && !longs.empty() && shorts.front() == longs.front()) {
+      left = absl::StrCat("-", shorts.front(), ", --", longs.front(), "=N");  // -v, --v=N
+    } else if (!shorts.empty()) {
+      left = absl::StrCat("-", shorts.front(), ", --", longs.front());
+    } else {
+      left = absl::StrCat("--", longs.front());
     }
-    case Kind::kNumber: {
-      double n = 0;
-      if (!absl::SimpleAtod(value, &n) || !std::isfinite(n) || n < flag.min || n > flag.max) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name, " must be a number from ", flag.min, " to ", flag.max, ", not '", value, "'"));
-      }
-      if (flag.above_min && n <= flag.min) {
-        return absl::InvalidArgumentError(absl::StrCat(name, " must be above ", flag.min, ", not '", value, "'"));
-      }
-      return absl::OkStatus();
+    if (option->get_expected_max() > 0 && !option->get_type_name().empty()) {
+      absl::StrAppend(&left, " ", option->get_type_name());
     }
-    case Kind::kDuration: {
-      absl::Duration d;
-      const absl::Duration min = absl::Seconds(flag.min), max = absl::Seconds(flag.max);
-      if (!absl::ParseDuration(value, &d) || d < min || d > max) {
-        return absl::InvalidArgumentError(absl::StrCat(name, " must be a duration from ", absl::FormatDuration(min),
-                                                       " to ", absl::FormatDuration(max), " (like 60s), not '", value,
-                                                       "'"));
-      }
-      return absl::OkStatus();
+    std::string line = absl::StrCat("  ", left);
+    line.resize(std::max<size_t>(line.size() + 1, 36), ' ');
+    absl::StrAppend(&line, option->get_description());
+    if (!option->get_default_str().empty()) absl::StrAppend(&line, " (default ", option->get_default_str(), ")");
+    if (!option->get_envname().empty()) absl::StrAppend(&line, " [env ", option->get_envname(), "]");
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+// The one-line message of a parse error, naming the flag as users type it.
+std::string ErrorLine(const CLI::App& app, const CLI::ParseError& error) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    for (const std::string& arg : app.remaining()) {
+      if (arg.size() > 1 && arg[0] == '-') return absl::StrCat("unknown flag '", arg, "'");
     }
-    case Kind::kAbsolutePath:
-      // Link targets in sysfs are resolved against the roots: a relative one would find nothing.
-      if (value.empty() || value[0] != '/') {
-        return absl::InvalidArgumentError(absl::StrCat(name, " must be an absolute path, not '", value, "'"));
-      }
-      return absl::OkStatus();
-    case Kind::kOneOf:
-      for (absl::string_view choice : absl::StrSplit(flag.choices, '|')) {
-        if (value == choice) return absl::OkStatus();
-      }
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, " must be '", absl::StrJoin(absl::StrSplit(flag.choices, '|'), "' or '"), "', not '", value, "'"));
-    case Kind::kListenAddress: {
-      if (value.empty()) return absl::OkStatus();  // none
-      auto colon = value.rfind(':');
-      int port = -1;
-      if (colon == std::string::npos || !absl::SimpleAtoi(value.substr(colon + 1), &port) || port < 0 ||
-          port > 65535) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name, " must be ':PORT' or 'HOST:PORT' with a port from 0 to 65535, not '", value, "'"));
-      }
-      return absl::OkStatus();
+    std::vector<std::string> rest = app.remaining();
+    return absl::StrCat("unexpected argument '", rest.empty() ? "" : rest.front(), "'");
+  }
+  std::string what = error.what();
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
+    // "<name>: 1 required <TYPE> missing"
+    if (auto colon = what.find(": "); colon != std::string::npos) {
+      return absl::StrCat("flag '", what.substr(0, colon), "' needs a value");
     }
   }
-  return absl::OkStatus();
+  if (dynamic_cast<const CLI::ValidationError*>(&error) != nullptr) {
+    // "<name>: <message>", the message from one of the checks above.
+    auto colon = what.find(": ");
+    if (colon != std::string::npos) {
+      const CLI::Option* option = app.get_option_no_throw(what.substr(0, colon));
+      if (option != nullptr) return absl::StrCat(Spelled(*option), " ", what.substr(colon + 2));
+    }
+  }
+  return what;
 }
 
 }  // namespace
 
-absl::StatusOr<Flags> Flags::Parse(Command command, int argc, char** argv) {
-  Flags flags(command);
-  for (int i = 1; i < argc; ++i) {
+template <typename Flags>
+std::optional<int> ParseFlags(std::string_view name, std::string_view synopsis, int argc, char** argv,
+                              Flags& flags) {
+  CLI::App app(std::string(synopsis), "liken-dra " + std::string(name));
+  BindFlags(app, flags);
+  // Help is taken as soon as it is read, before any value is checked.
+  app.set_help_flag();
+  app.add_flag_callback("-h,--help", [] { throw CLI::CallForHelp(); }, "print this text")->trigger_on_parse();
+  // CLI11 reads the arguments last first. Split here, as the old parser took them: -X=value, and --name= (an
+  // empty value, which CLI11 would take from the next argument).
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {
     std::string arg = argv[i];
-    if (arg.size() < 2 || arg[0] != '-') return absl::InvalidArgumentError("unexpected argument '" + arg + "'");
-    std::string typed = arg.substr(arg[1] == '-' ? 2 : 1);
-    std::string value;
-    bool has_value = false;
-    if (auto eq = typed.find('='); eq != std::string::npos) {
-      value = typed.substr(eq + 1);
-      typed = typed.substr(0, eq);
-      has_value = true;
+    if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-' && arg[2] == '=') {
+      args.push_back(arg.substr(3));
+      args.push_back(arg.substr(0, 2));
+    } else if (arg.size() > 3 && arg.starts_with("--") && arg.back() == '=' && arg.find('=') == arg.size() - 1) {
+      args.push_back("");
+      args.push_back(arg.substr(0, arg.size() - 1));
+    } else {
+      args.push_back(std::move(arg));
     }
-    const FlagSpec* flag = Find(command, typed);
-    if (flag == nullptr) return absl::InvalidArgumentError("unknown flag '" + arg + "'");
-    if (flag->kind == Kind::kSwitch || flag->kind == Kind::kVerbosity) {
-      flags.values_[std::string(flag->name)] = has_value ? value : "true";
-      continue;
-    }
-    if (!has_value) {
-      if (i + 1 >= argc) return absl::InvalidArgumentError("flag '" + arg + "' needs a value");
-      value = argv[++i];
-    }
-    flags.values_[std::string(flag->name)] = value;
   }
-  if (flags.Has("help")) return flags;  // the usage text, whatever else was given
-  absl::Status first;
-  ForEachFlag(command, [&](const FlagSpec& flag) {
-    auto it = flags.values_.find(std::string(flag.name));
-    if (first.ok() && it != flags.values_.end()) first = Check(flag, it->second);
-  });
-  if (!first.ok()) return first;
-  return flags;
-}
-
-std::string Flags::Get(std::string_view name) const {
-  if (auto it = values_.find(std::string(name)); it != values_.end()) return it->second;
-  const FlagSpec* flag = Find(command_, name);
-  if (flag == nullptr) return "";
-  if (!Empty(flag->env)) {
-    const char* env = std::getenv(flag->env);
-    if (env != nullptr && *env != '\0') return env;
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(Usage(app, name, synopsis).c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    std::fprintf(stderr, "liken-dra %s: %s\n", std::string(name).c_str(), ErrorLine(app, error).c_str());
+    return 2;
   }
-  return flag->default_value;
+  if (flags.verbosity.level.has_value()) {
+    SetLogLevel(*flags.verbosity.level == 0 ? LogLevel::kInfo : LogLevel::kDebug);
+  }
+  return std::nullopt;
 }
 
-double Flags::Number(std::string_view name) const {
-  double n = 0;
-  (void)absl::SimpleAtod(Get(name), &n);
-  return n;
-}
-
-int64_t Flags::Int(std::string_view name) const {
-  int64_t n = 0;
-  (void)absl::SimpleAtoi(Get(name), &n);
-  return n;
-}
-
-absl::Duration Flags::Duration(std::string_view name) const {
-  absl::Duration d;
-  (void)absl::ParseDuration(Get(name), &d);
-  return d;
-}
-
-std::string Usage(Command command) {
-  const CommandSpec& spec = SpecOf(command);
-  std::string out = absl::StrCat("usage: liken-dra ", spec.name, " [flags]\n", spec.synopsis, "\n\nflags:\n");
-  ForEachFlag(command, [&](const FlagSpec& flag) {
-    std::string left = std::strlen(flag.alias) == 1 ? absl::StrCat("-", flag.alias, ", --", flag.name)
-                       : flag.kind == Kind::kVerbosity ? "-v, --v=N"
-                                                       : absl::StrCat("--", flag.name);
-    if (!Empty(flag.value_name)) absl::StrAppend(&left, " ", flag.value_name);
-    std::string line = absl::StrCat("  ", left);
-    line.resize(std::max<size_t>(line.size() + 1, 36), ' ');
-    absl::StrAppend(&line, flag.help);
-    if (!Empty(flag.default_value)) absl::StrAppend(&line, " (default ", flag.default_value, ")");
-    if (!Empty(flag.env)) absl::StrAppend(&line, " [env ", flag.env, "]");
-    absl::StrAppend(&out, line, "\n");
-  });
-  return out;
-}
-
-discovery::ScanOptions ScanOptionsFromFlags(const Flags& flags) {
-  discovery::ScanOptions options;
-  options.sysfs_root = flags.Get("sysfs-root");
-  options.dev_root = flags.Get("dev-root");
-  options.proc_root = flags.Get("proc-root");
-  options.modules_root = flags.Get("modules-root");
-  options.pci_ids_path = flags.Get("pci-ids");
-  options.kernel_release = flags.Get("kernel-release");
-  options.storage_roles = flags.Get("storage-roles") == "host" ? discovery::StorageRoles::kHost
-                                                                : discovery::StorageRoles::kWithholdAll;
-  return options;
-}
-
-void ApplyVerbosity(const Flags& flags) {
-  if (!flags.Has("v")) return;
-  std::string v = flags.Get("v");  // "true" for a bare -v
-  SetLogLevel(v == "0" ? LogLevel::kInfo : LogLevel::kDebug);
-}
+template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, ScanFlags&);
+template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, ReportFlags&);
+template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, RunFlags&);
+template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, HealthcheckFlags&);
+template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, DeviceClassesFlags&);
 
 }  // namespace liken::cmd

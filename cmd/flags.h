@@ -1,55 +1,93 @@
-// The command line: every flag of every subcommand declared once (cmd/flags.cc's table: name, default,
-// environment variable, help, and the check its value must pass), and the parser that reads
-// `--name value`, `--name=value`, `-o value`, `-v` and `--v=N` against it.
+// The command line: one typed options struct per subcommand, and the one place (cmd/flags.cc) that binds each
+// field to its flag with CLI11: spelling, default, environment variable, help and the check its value must pass.
+// A command reads its struct's fields, so a misspelled flag name does not compile.
 #pragma once
 
-#include <cstdint>
-#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
-#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "discovery/scanner.h"
+#include "informers/kube_config.h"
 
 namespace liken::cmd {
 
-// The subcommands that take flags.
-enum class Command { kScan, kReport, kRun, kHealthcheck };
+// An output format chosen with -o.
+enum class OutputFormat { kText, kYaml, kJson };
 
-// The flags given to one subcommand, checked against the table.
-class Flags {
- public:
-  // Parses argv[1..argc) for `command`: each argument is `-name` or `--name`, a value follows as `=value`
-  // or as the next argument; flags without a value (-v, --help, --no-uevents) take only `=value`.
-  // InvalidArgument (one line naming the flag) for an unknown flag, a missing value, or a value that fails
-  // its check (range, absolute path, listen address, one of a set). Thread-compatible.
-  static absl::StatusOr<Flags> Parse(Command command, int argc, char** argv);
-
-  // The value of `name`: as given, else its environment variable's (when set and not empty), else its
-  // default. `name` must be one of the command's flags.
-  std::string Get(std::string_view name) const;
-  // True when `name` was given on the command line.
-  bool Has(std::string_view name) const { return values_.count(std::string(name)) > 0; }
-  // Get(name) as the number, integer or duration Parse checked it to be.
-  double Number(std::string_view name) const;
-  int64_t Int(std::string_view name) const;
-  absl::Duration Duration(std::string_view name) const;
-
- private:
-  explicit Flags(Command command) : command_(command) {}
-  Command command_;
-  std::map<std::string, std::string> values_;  // by the flag's name
+// -v / --v=N: the log level, when given (a bare -v is 1).
+struct VerbosityFlags {
+  std::optional<int> level;
 };
 
-// The `--help` text of `command`: its synopsis and every flag with its default and environment variable,
-// from the table. Thread-safe.
-std::string Usage(Command command);
+// The discovery flags (scan, report, run): where and how the machine is read.
+struct DiscoveryFlags {
+  discovery::ScanOptions scan;
+};
 
-// Builds ScanOptions from the discovery flags (Parse has checked them). Thread-safe.
-discovery::ScanOptions ScanOptionsFromFlags(const Flags& flags);
+// The kubelet flags (run, healthcheck): where the plugin's sockets live.
+struct KubeletFlags {
+  std::string kubelet_root = "/var/lib/kubelet";
+  std::string pod_uid;  // names the sockets during a rolling update; empty: none
+};
 
-// Applies -v / --v=N to the log level (Parse has checked N).
-void ApplyVerbosity(const Flags& flags);
+// `liken-dra scan`.
+struct ScanFlags {
+  std::string node_name;
+  OutputFormat output = OutputFormat::kYaml;
+  DiscoveryFlags discovery;
+  VerbosityFlags verbosity;
+};
+
+// `liken-dra report`.
+struct ReportFlags {
+  OutputFormat output = OutputFormat::kText;
+  std::string kubelet_root = "/var/lib/kubelet";  // where the running daemon leaves what the cluster serves
+  DiscoveryFlags discovery;
+  VerbosityFlags verbosity;
+};
+
+// `liken-dra run`.
+struct RunFlags {
+  std::string node_name;
+  std::string kubeconfig;  // empty: the in-cluster config
+  std::string context;     // empty: the kubeconfig's current context
+  std::string service_account_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
+  std::string metrics_address = ":9410";  // "" for none, ":PORT" or "HOST:PORT"
+  absl::Duration resync_period = absl::Minutes(10);
+  std::string cdi_root = "/var/run/cdi";
+  std::string metadata_root;  // empty: <kubelet-root>/plugins/liken.sh/metadata
+  double kube_api_qps = informers::KubeConfig{}.qps;
+  int kube_api_burst = informers::KubeConfig{}.burst;
+  bool no_uevents = false;
+  KubeletFlags kubelet;
+  DiscoveryFlags discovery;
+  VerbosityFlags verbosity;
+};
+
+// `liken-dra deviceclasses`.
+struct DeviceClassesFlags {
+  std::string from_generic_device_plugin;  // the plugin's device specification; "-" reads standard input
+  std::string domain = "squat.ai";         // the plugin's --domain: resource names are <domain>/<name>
+  std::string class_suffix;                // class names are <name>.<class_suffix>; empty: the domain
+  DiscoveryFlags discovery;
+  VerbosityFlags verbosity;
+};
+
+// `liken-dra healthcheck`.
+struct HealthcheckFlags {
+  KubeletFlags kubelet;
+  VerbosityFlags verbosity;
+};
+
+// Parses argv[1..argc) into `flags` for the command `name` (described by `synopsis` in its usage text). Returns
+// the exit code when the command must end now: 0 after printing the usage text for -h/--help (whatever else was
+// given), 2 after printing a one-line error naming the flag (unknown flag, missing value, a value that fails its
+// check); otherwise nullopt, with -v applied to the log level. Defined in flags.cc for the five structs above.
+// Thread-compatible.
+template <typename Flags>
+std::optional<int> ParseFlags(std::string_view name, std::string_view synopsis, int argc, char** argv,
+                              Flags& flags);
 
 }  // namespace liken::cmd

@@ -1,6 +1,7 @@
 // liken-dra: a Kubernetes DRA driver that publishes a node's PCI and USB devices and delivers their /dev nodes.
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "absl/synchronization/mutex.h"
@@ -8,24 +9,12 @@
 
 namespace {
 
-struct Subcommand {
-  const char* name;
-  int (*run)(int, char**);
-  const char* help;
-};
-
-constexpr Subcommand kSubcommands[] = {
-    {"scan", liken::cmd::ScanCommand, "print the ResourceSlices this node would publish"},
-    {"report", liken::cmd::ReportCommand, "print the hardware report (published, withheld, unclaimed)"},
-    {"run", liken::cmd::RunCommand, "run the node daemon"},
-    {"deviceclasses", liken::cmd::DeviceClassesCommand,
-     "print DeviceClasses serving a device plugin's resource names (--from-generic-device-plugin FILE)"},
-    {"healthcheck", liken::cmd::HealthcheckCommand, "check that the running daemon answers"},
-};
-
 void Usage(FILE* out) {
   std::fprintf(out, "usage: liken-dra <command> [flags]\n\ncommands:\n");
-  for (const auto& c : kSubcommands) std::fprintf(out, "  %-12s %s\n", c.name, c.help);
+  for (const auto& c : liken::cmd::kCommands) {
+    std::fprintf(out, "  %-12s %.*s\n", std::string(c.name).c_str(), static_cast<int>(c.synopsis.size()),
+                 c.synopsis.data());
+  }
   std::fprintf(out, "\n`liken-dra <command> --help` describes a command's flags.\n");
 }
 
@@ -48,8 +37,8 @@ int main(int argc, char** argv) {
     std::printf("liken-dra %s\n", LIKEN_VERSION);
     return 0;
   }
-  for (const auto& c : kSubcommands) {
-    if (command == c.name) return c.run(argc - 1, argv + 1);
+  for (const auto& c : liken::cmd::kCommands) {
+    if (command == c.name) return c.main(c, argc - 1, argv + 1);
   }
   std::fprintf(stderr, "liken-dra: unknown command '%s'\n", argv[1]);
   Usage(stderr);

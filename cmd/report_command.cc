@@ -1,6 +1,7 @@
 // `liken-dra report [-o text|json]`: the machine's hardware report, and what the cluster serves when the daemon
 // runs on this node (its state file <kubelet-root>/plugins/liken.sh/cluster.json).
 #include <cstdio>
+#include <string>
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -11,32 +12,23 @@
 
 namespace liken::cmd {
 
-int ReportCommand(int argc, char** argv) {
-  auto flags = Flags::Parse(Command::kReport, argc, argv);
-  if (!flags.ok()) {
-    std::fprintf(stderr, "liken-dra report: %s\n", std::string(flags.status().message()).c_str());
-    return 2;
-  }
-  if (flags->Has("help")) {
-    std::fputs(Usage(Command::kReport).c_str(), stdout);
-    return 0;
-  }
-  ApplyVerbosity(*flags);
-  const std::string format = flags->Get("output");
-  auto inventory = discovery::NewSysfsScanner(ScanOptionsFromFlags(*flags))->Scan();
+int ReportCommand(const Command& command, int argc, char** argv) {
+  ReportFlags flags;
+  if (auto exit_code = ParseFlags(command.name, command.synopsis, argc, argv, flags)) return *exit_code;
+  auto inventory = discovery::NewSysfsScanner(flags.discovery.scan)->Scan();
   if (!inventory.ok()) {
     std::fprintf(stderr, "liken-dra report: %s\n", std::string(inventory.status().message()).c_str());
     return 1;
   }
   // The running daemon's view of the cluster (absent when no daemon runs here or it has not reached the API yet).
   nlohmann::json cluster;
-  const std::string state = flags->Get("kubelet-root") + "/plugins/" + discovery::kDriverName + "/cluster.json";
+  const std::string state = flags.kubelet_root + "/plugins/" + discovery::kDriverName + "/cluster.json";
   if (auto text = ReadFileToString(state); text.ok()) {
     cluster = nlohmann::json::parse(*text, nullptr, false);
     if (cluster.is_discarded()) cluster = nullptr;
   }
   std::string out;
-  if (format == "json") {
+  if (flags.output == OutputFormat::kJson) {
     nlohmann::json j = discovery::ReportToJson(*inventory);
     if (!cluster.is_null()) j["cluster"] = cluster;
     out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -16,7 +16,6 @@
 #include <thread>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -55,44 +54,34 @@ std::string Env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-absl::StatusOr<informers::KubeConfig> LoadConfig(const Flags& flags) {
-  std::string kubeconfig = flags.Get("kubeconfig");
+absl::StatusOr<informers::KubeConfig> LoadConfig(const RunFlags& flags) {
   absl::StatusOr<informers::KubeConfig> config =
-      kubeconfig.empty()
+      flags.kubeconfig.empty()
           ? informers::InClusterConfig(Env("KUBERNETES_SERVICE_HOST"), Env("KUBERNETES_SERVICE_PORT"),
-                                       flags.Get("service-account-dir"))
-          : informers::LoadKubeconfig(kubeconfig, flags.Get("context"));
+                                       flags.service_account_dir)
+          : informers::LoadKubeconfig(flags.kubeconfig, flags.context);
   if (!config.ok()) return config;
-  double qps = config->qps;
-  int burst = config->burst;
-  if (flags.Has("kube-api-qps") && !absl::SimpleAtod(flags.Get("kube-api-qps"), &qps)) {
-    return absl::InvalidArgumentError("--kube-api-qps must be a number");
-  }
-  if (flags.Has("kube-api-burst") && !absl::SimpleAtoi(flags.Get("kube-api-burst"), &burst)) {
-    return absl::InvalidArgumentError("--kube-api-burst must be an integer");
-  }
-  config->qps = qps;
-  config->burst = burst;
+  config->qps = flags.kube_api_qps;
+  config->burst = flags.kube_api_burst;
   return config;
 }
 
 // Where and how the kubelet plugin runs, from the flags.
-kubelet::KubeletPluginOptions PluginOptions(const Flags& flags, const std::string& node,
-                                            const std::string& sysfs_root) {
+kubelet::KubeletPluginOptions PluginOptions(const RunFlags& flags) {
   kubelet::KubeletPluginOptions options;
-  options.node_name = node;
-  options.kubelet_root = flags.Get("kubelet-root");
-  options.cdi_root = flags.Get("cdi-root");
-  options.metadata_root = flags.Get("metadata-root");
-  options.pod_uid = flags.Get("pod-uid");
-  options.sysfs_root = sysfs_root;
+  options.node_name = flags.node_name;
+  options.kubelet_root = flags.kubelet.kubelet_root;
+  options.cdi_root = flags.cdi_root;
+  options.metadata_root = flags.metadata_root;
+  options.pod_uid = flags.kubelet.pod_uid;
+  options.sysfs_root = flags.discovery.scan.sysfs_root;
   options.shutdown_grace = kShutdownGrace;
   return options;
 }
 
 // The kernel's uevents, unless --no-uevents; null (with a warning) when the socket cannot be opened.
-std::unique_ptr<controller::UeventSource> OpenUevents(const Flags& flags) {
-  if (flags.Has("no-uevents")) return nullptr;
+std::unique_ptr<controller::UeventSource> OpenUevents(const RunFlags& flags) {
+  if (flags.no_uevents) return nullptr;
   auto source = controller::OpenNetlinkUevents();
   if (source.ok()) return *std::move(source);
   LogWarning("no uevents; hot-plug is noticed by the periodic resync only",
@@ -102,28 +91,18 @@ std::unique_ptr<controller::UeventSource> OpenUevents(const Flags& flags) {
 
 }  // namespace
 
-int RunCommand(int argc, char** argv) {
+int RunCommand(const Command& command, int argc, char** argv) {
   // A long-running node agent: two malloc arenas keep freed memory from lingering per thread (-2.2 MB with
   // 1,000 claims).
   ::mallopt(M_ARENA_MAX, 2);
-  auto flags = Flags::Parse(Command::kRun, argc, argv);
-  if (!flags.ok()) {
-    std::fprintf(stderr, "liken-dra run: %s\n", std::string(flags.status().message()).c_str());
-    return 2;
-  }
-  if (flags->Has("help")) {
-    std::fputs(Usage(Command::kRun).c_str(), stdout);
-    return 0;
-  }
-  ApplyVerbosity(*flags);
-  const std::string node = flags->Get("node-name");
+  RunFlags flags;
+  if (auto exit_code = ParseFlags(command.name, command.synopsis, argc, argv, flags)) return *exit_code;
+  const std::string node = flags.node_name;
   if (node.empty()) {
     std::fprintf(stderr, "liken-dra run: --node-name (or NODE_NAME) is required\n");
     return 2;
   }
-  const absl::Duration resync = flags->Duration("resync-period");
-  const discovery::ScanOptions scan_options = ScanOptionsFromFlags(*flags);
-  auto config = LoadConfig(*flags);
+  auto config = LoadConfig(flags);
   if (!config.ok()) {
     std::fprintf(stderr, "liken-dra run: API server configuration: %s\n", config.status().ToString().c_str());
     return 1;
@@ -145,13 +124,13 @@ int RunCommand(int argc, char** argv) {
   controller::Metrics metrics;
   // A taken metrics address (the previous pod of a rolling update still holds it) does not keep the plugin
   // down: the endpoint is bound in the background, with back-off, and is not ready meanwhile.
-  const std::string metrics_address = flags->Get("metrics-address");
+  const std::string& metrics_address = flags.metrics_address;
   controller::MetricsEndpoint metrics_endpoint(
       metrics_address, [&] { return controller::StartMetricsServer(metrics_address, metrics.registry()); },
       clock.get());
   if (!metrics_address.empty()) metrics_endpoint.Start();
 
-  discovery::ScanOptions daemon_scan_options = scan_options;
+  discovery::ScanOptions daemon_scan_options = flags.discovery.scan;
   daemon_scan_options.match_modules = false;  // module names are for the report; the daemon would hold modules.alias
   std::unique_ptr<discovery::Scanner> scanner = discovery::NewSysfsScanner(daemon_scan_options);
   informers::ClaimCache claims(client->get(), clock.get(), node, &metrics);
@@ -162,14 +141,14 @@ int RunCommand(int argc, char** argv) {
                                              &status_metrics);
   kubelet::ClaimStatusFeed status_feed(node, &statuses);
   kubelet::PluginMetrics plugin_metrics(&metrics);
-  kubelet::KubeletPluginOptions plugin_options = PluginOptions(*flags, node, scan_options.sysfs_root);
+  kubelet::KubeletPluginOptions plugin_options = PluginOptions(flags);
   plugin_options.claim_listener = &status_feed;
   // A burst of kubelet calls leaves its freed memory as free pages inside the heap (3 MB after 50 prepares) and
   // the next pass that would give them back may be --resync-period away: trim once the calls have been quiet 5 s.
   controller::Coalescer heap_trim(clock.get(), absl::Seconds(5), absl::Seconds(60), [] { ::malloc_trim(0); });
   kubelet::PluginCallHook plugin_observer(&plugin_metrics, [&heap_trim] { heap_trim.Notify(); });
   kubelet::KubeletPlugin plugin(plugin_options, scanner.get(), &claims, &plugin_observer);
-  std::unique_ptr<controller::UeventSource> uevents = OpenUevents(*flags);
+  std::unique_ptr<controller::UeventSource> uevents = OpenUevents(flags);
 
   LogInfo("starting", {{"node", node}, {"version", LIKEN_VERSION}, {"server", config->server}});
   // Raised at SIGTERM, which is honoured from here on: during start-up and recovery, while the first slice
@@ -231,7 +210,7 @@ int RunCommand(int argc, char** argv) {
   }
   controller::NodeReconcilerOptions reconcile_options;
   reconcile_options.node_name = node;
-  reconcile_options.resync_period = resync;
+  reconcile_options.resync_period = flags.resync_period;
   reconcile_options.features = &cluster;
   controller::NodeReconciler reconcile(reconcile_options, client->get(), clock.get(), scanner.get(), &plugin,
                                        std::move(uevents), &metrics, shutdown.get_token());
@@ -268,17 +247,10 @@ int RunCommand(int argc, char** argv) {
   return 0;
 }
 
-int HealthcheckCommand(int argc, char** argv) {
-  auto flags = Flags::Parse(Command::kHealthcheck, argc, argv);
-  if (!flags.ok()) {
-    std::fprintf(stderr, "liken-dra healthcheck: %s\n", std::string(flags.status().message()).c_str());
-    return 2;
-  }
-  if (flags->Has("help")) {
-    std::fputs(Usage(Command::kHealthcheck).c_str(), stdout);
-    return 0;
-  }
-  auto paths = kubelet::ComputeSocketPaths(flags->Get("kubelet-root"), discovery::kDriverName, flags->Get("pod-uid"));
+int HealthcheckCommand(const Command& command, int argc, char** argv) {
+  HealthcheckFlags flags;
+  if (auto exit_code = ParseFlags(command.name, command.synopsis, argc, argv, flags)) return *exit_code;
+  auto paths = kubelet::ComputeSocketPaths(flags.kubelet.kubelet_root, discovery::kDriverName, flags.kubelet.pod_uid);
   if (!paths.ok()) {
     std::fprintf(stderr, "liken-dra healthcheck: %s\n", std::string(paths.status().message()).c_str());
     return 2;

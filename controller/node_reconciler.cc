@@ -32,11 +32,10 @@ NodeReconciler::NodeReconciler(NodeReconcilerOptions options, informers::KubeCli
       metrics_(metrics),
       shutdown_(std::move(shutdown)),
       queue_(clock, NewControllerRateLimiter(clock, absl::Milliseconds(5), absl::Seconds(30), 10, 100), metrics),
-      slices_(client, clock, NodeSliceInformerOptions(options_.node_name), &controller_, metrics),
-      sync_(options_.node_name, discovery::kDriverName, client, slices_.store(), [this] { return ScanAndBuild(); },
-            metrics),
-      controller_(&sync_, &queue_, options_.resync_period, [this] { RefreshPreparedClaims(); }),
-      coalescer_(clock, options_.uevent_quiet, options_.uevent_max_delay, [this] { controller_.Enqueue(); }),
+      slices_(client, clock, NodeSliceInformerOptions(options_.node_name), &loop_, metrics),
+      sync_(options_.node_name, discovery::kDriverName, client, slices_.store(), metrics),
+      loop_(&queue_, options_.resync_period, [this] { return RunPass(); }),
+      coalescer_(clock, options_.uevent_quiet, options_.uevent_max_delay, [this] { loop_.Enqueue(); }),
       uevents_(uevents != nullptr ? std::make_unique<UeventListener>(std::move(uevents), &coalescer_, metrics)
                                   : nullptr),
       stop_slices_(shutdown_, [this] { slices_.Stop(); }) {
@@ -52,7 +51,7 @@ bool NodeReconciler::Start() {
   if (uevents_ != nullptr) uevents_->Start();
   slices_.WaitForSync();  // returns at once when the informer was stopped (shutdown)
   if (shutdown_.stop_requested()) return false;
-  controller_.Start();
+  loop_.Start();
   return true;
 }
 
@@ -64,24 +63,47 @@ void NodeReconciler::StopTriggers() {
 
 void NodeReconciler::Stop() {
   StopTriggers();
-  controller_.Stop();
+  loop_.Stop();
 }
 
-void NodeReconciler::Enqueue() { controller_.Enqueue(); }
+void NodeReconciler::Enqueue() { loop_.Enqueue(); }
 
-bool NodeReconciler::ProcessOneForTest() { return controller_.ProcessOneForTest(); }
+bool NodeReconciler::ProcessOneForTest() { return loop_.ProcessOneForTest(); }
 
-absl::StatusOr<std::vector<apis::ResourceSlice>> NodeReconciler::ScanAndBuild() {
-  const absl::Time start = absl::Now();
+absl::Status NodeReconciler::RunPass() {
   const discovery::ScanClock::time_point started = discovery::ScanClock::now();
+  absl::StatusOr<discovery::Inventory> inventory = Scan();
+  absl::Status published = inventory.status();
+  if (inventory.ok()) {
+    devices_->UpdateInventory(*inventory, started);  // its one holder, the kubelet side's device catalog
+    published = PublishSlices(discovery::BuildResourceSlices(options_.node_name, *inventory, 0));
+  }
+  RefreshPreparedClaims();  // the CDI specs follow the hardware even while the API server is away
+  return published;
+}
+
+absl::StatusOr<discovery::Inventory> NodeReconciler::Scan() {
+  const absl::Time start = absl::Now();
   auto inventory = scanner_->Scan();
-  if (!inventory.ok()) return inventory.status();
-  if (metrics_ != nullptr) {
+  if (inventory.ok() && metrics_ != nullptr) {
     metrics_->OnScan(inventory->published.size(), inventory->withheld.size(), inventory->unclaimed.size(),
                      absl::Now() - start);
   }
-  devices_->UpdateInventory(*inventory, started);
-  return discovery::BuildResourceSlices(options_.node_name, *inventory, 0);
+  return inventory;
+}
+
+absl::Status NodeReconciler::PublishSlices(const std::vector<apis::ResourceSlice>& desired) {
+  // The periodic resync does not read the Node again: its UID is read once, and again only when a slice it
+  // owned was deleted behind our back (the garbage collector's answer to a Node re-created under a new UID)
+  // or an update found the slice gone. An idle node makes no API request.
+  auto result = sync_.Sync(desired);
+  if (!result.ok()) return result.status();
+  if (result->created + result->updated + result->deleted > 0) {
+    LogInfo("slices published", {{"created", absl::StrCat(result->created)},
+                                 {"updated", absl::StrCat(result->updated)},
+                                 {"deleted", absl::StrCat(result->deleted)}});
+  }
+  return absl::OkStatus();
 }
 
 void NodeReconciler::RefreshPreparedClaims() {

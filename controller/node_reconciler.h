@@ -16,9 +16,10 @@
 #include "common/workqueue.h"
 #include "controller/metrics.h"
 #include "controller/node_devices.h"
-#include "controller/slice_controller.h"
+#include "controller/node_pass_loop.h"
 #include "controller/slice_sync.h"
 #include "controller/triggers.h"
+#include "discovery/inventory.h"
 #include "discovery/scanner.h"
 #include "informers/informer.h"
 #include "informers/kube_client.h"
@@ -38,11 +39,12 @@ struct NodeReconcilerOptions {
 // Thread-safe.
 informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name);
 
-// One pass, on the worker thread: scan the machine; hand the inventory to `devices` (its one holder); build
-// the desired slices from it; write the difference (SliceSync); then have `devices` refresh the prepared
-// claims against the inventory it holds (also after a failed scan or write: the CDI specs follow the
+// One pass (RunPass), on the worker thread: scan the machine; hand the inventory to `devices` (its one
+// holder); build the desired slices from it; write the difference (SliceSync); then have `devices` refresh the
+// prepared claims against the inventory it holds (also after a failed scan or write: the CDI specs follow the
 // hardware even while the API server is away). Passes are asked for by uevents (coalesced), by any event
-// on this node's slices, by retries with backoff and by the periodic resync. Thread-safe.
+// on this node's slices, by retries with backoff and by the periodic resync; the loop (NodePassLoop) calls
+// RunPass and nothing else. Thread-safe.
 class NodeReconciler {
  public:
   // `client`, `clock`, `scanner`, `devices` and `metrics` (may be null) must outlive the reconciler;
@@ -76,17 +78,22 @@ class NodeReconciler {
   // Start's worker. Not thread-safe against a running worker.
   bool ProcessOneForTest();
 
+  // One pass, top to bottom: scan → the inventory to its holder → desired slices → SliceSync → the refresh
+  // of prepared claims (also after a failed scan or write). Returns the scan's or the sync's error, for the
+  // loop's retry. Worker thread (the loop calls it; tests through ProcessOneForTest).
+  absl::Status RunPass();
+
   // Passes run so far (successful or not). Thread-safe.
-  int passes() const { return controller_.passes(); }
+  int passes() const { return loop_.passes(); }
 
   // This node's slices as the informer sees them. Thread-safe.
   const informers::Store* slices() const { return slices_.store(); }
 
  private:
-  // The first half of a pass: scan, hand the inventory over, build the desired slices. Worker thread.
-  absl::StatusOr<std::vector<apis::ResourceSlice>> ScanAndBuild();
-  // The last step of a pass: refresh the prepared claims (not once `shutdown` was raised). Worker thread.
-  void RefreshPreparedClaims();
+  // The steps of RunPass, each on the worker thread.
+  absl::StatusOr<discovery::Inventory> Scan();
+  absl::Status PublishSlices(const std::vector<apis::ResourceSlice>& desired);
+  void RefreshPreparedClaims();  // not once `shutdown` was raised
 
   const NodeReconcilerOptions options_;
   discovery::Scanner* const scanner_;
@@ -94,9 +101,9 @@ class NodeReconciler {
   Metrics* const metrics_;
   const std::stop_token shutdown_;
   WorkQueue queue_;
-  informers::Informer slices_;  // events go to controller_ (below); stopped by Stop before it is destroyed
+  informers::Informer slices_;  // events go to loop_ (below); stopped by Stop before it is destroyed
   SliceSync sync_;
-  SliceController controller_;
+  NodePassLoop loop_;
   Coalescer coalescer_;
   std::unique_ptr<UeventListener> uevents_;  // null without a uevent source
   std::stop_callback<std::function<void()>> stop_slices_;  // declared last: may run in the constructor

@@ -28,12 +28,11 @@ apis::ResourceSlice ParseOrPlaceholder(const nlohmann::json& j) {
 }  // namespace
 
 SliceSync::SliceSync(std::string node_name, std::string driver, informers::KubeClient* client,
-                     const informers::Store* cache, DesiredSlicesFunc desired, SliceSyncObserver* observer)
+                     const informers::Store* cache, SliceSyncObserver* observer)
     : node_name_(std::move(node_name)),
       driver_(std::move(driver)),
       client_(client),
       cache_(cache),
-      desired_(std::move(desired)),
       observer_(observer) {}
 
 void SliceSync::Report(std::string_view op, const absl::Status& status) {
@@ -93,97 +92,111 @@ std::map<std::string, apis::ResourceSlice> SliceSync::CurrentSlices() {
   return current;
 }
 
-absl::StatusOr<SliceSyncResult> SliceSync::Sync() {
-  auto desired = desired_();
-  if (!desired.ok()) return desired.status();
+absl::StatusOr<SliceSyncResult> SliceSync::Sync(const std::vector<apis::ResourceSlice>& desired) {
+  SliceSyncResult total;
+  // Two rounds at most: the second only when an update found its slice gone (the garbage collector deletes
+  // the slices of a Node re-created under a new UID): it reads the owner again and plans what is left.
+  for (int round = 0; round < 2; ++round) {
+    std::map<std::string, apis::ResourceSlice> current;  // the plan points into it
+    auto plan = Plan(desired, &current);
+    if (!plan.ok()) return plan.status();
+    Applied applied = Apply(*std::move(plan));
+    total.created += applied.result.created;
+    total.updated += applied.result.updated;
+    total.deleted += applied.result.deleted;
+    if (!applied.first_error.ok()) return applied.first_error;
+    if (applied.gone.empty()) break;
+    RecheckOwner();
+  }
+  return total;
+}
 
-  std::map<std::string, apis::ResourceSlice> current = CurrentSlices();
+absl::StatusOr<SlicePlan> SliceSync::Plan(const std::vector<apis::ResourceSlice>& desired,
+                                          std::map<std::string, apis::ResourceSlice>* current) {
+  *current = CurrentSlices();
   std::set<std::string> desired_names;
-  for (const auto& slice : *desired) desired_names.insert(slice.metadata.name);
+  for (const auto& slice : desired) desired_names.insert(slice.metadata.name);
   // A slice of a pool we published that is gone was deleted behind our back, possibly by the garbage
   // collector because the Node was re-created under a new UID: read the Node again.
   std::set<std::string> pools_deleted_behind;
   for (const auto& [pool_name, pub] : published_) {
     for (const auto& name : pub.live) {
-      if (current.count(name) > 0) continue;
+      if (current->count(name) > 0) continue;
       pools_deleted_behind.insert(pool_name);
       if (desired_names.count(name) > 0) RecheckOwner();
     }
   }
   if (absl::Status s = EnsureNodeUid(); !s.ok()) return s;
-
   SlicePlanContext context{driver_, node_name_, apis::OwnerReference{"v1", "Node", node_name_, node_uid_, true}};
   context.server_drops_sharing = features_ != nullptr && features_->SharingMayBeDropped();
-  SlicePlan plan = PlanSlices(context, *std::move(desired), current, writes_, published_, pools_deleted_behind);
-  return Apply(std::move(plan), &context);
+  return PlanSlices(context, desired, *current, writes_, published_, pools_deleted_behind);
 }
 
-absl::Status SliceSync::Create(const SliceAction& action, std::set<std::string>* live, SliceSyncResult* result) {
+bool SliceSync::Create(const SliceAction& action, Applied* applied) {
   const std::string& name = action.target.metadata.name;
   auto reply = client_->Create(informers::ResourceSlicesPath(), apis::ResourceSliceToJson(action.body));
   Report("create", reply.status());
   if (!reply.ok()) {
     if (reply.status().code() == absl::StatusCode::kAlreadyExists) Refresh(name);
-    return reply.status();
+    if (applied->first_error.ok()) applied->first_error = reply.status();
+    return false;
   }
   writes_.RecordWrite(action.body, *reply);
   if (features_ != nullptr) features_->ObserveSliceWrite(apis::ResourceSliceToJson(action.body), *reply);
-  live->insert(name);
-  ++result->created;
-  return absl::OkStatus();
+  ++applied->result.created;
+  return true;
 }
 
-absl::StatusOr<SliceSyncResult> SliceSync::Apply(SlicePlan plan, SlicePlanContext* context) {
-  SliceSyncResult result;
-  absl::Status first_error;
-  auto note = [&](const absl::Status& s) {
-    if (!s.ok() && first_error.ok()) first_error = s;
-  };
+bool SliceSync::Update(const SliceAction& action, Applied* applied) {
+  const std::string& name = action.target.metadata.name;
+  auto reply = client_->Update(informers::ResourceSlicePath(name), apis::ResourceSliceToJson(action.body));
+  Report("update", reply.status());
+  if (!reply.ok()) {
+    if (reply.status().code() == absl::StatusCode::kNotFound) {
+      // Deleted behind our back since the cache saw it: hidden from the next plan, which creates it again.
+      writes_.RecordDelete(name, action.have != nullptr ? action.have->metadata.uid : "");
+      applied->gone.push_back(name);
+      return false;
+    }
+    if (informers::IsConflict(reply.status())) Refresh(name);
+    if (applied->first_error.ok()) applied->first_error = reply.status();
+    return false;
+  }
+  writes_.RecordWrite(action.body, *reply);
+  if (features_ != nullptr) features_->ObserveSliceWrite(apis::ResourceSliceToJson(action.body), *reply);
+  ++applied->result.updated;
+  return true;
+}
+
+bool SliceSync::Delete(const apis::ResourceSlice& slice, Applied* applied) {
+  const std::string& name = slice.metadata.name;
+  absl::Status s = client_->Delete(informers::ResourceSlicePath(name), slice.metadata.uid);
+  if (s.code() == absl::StatusCode::kNotFound) s = absl::OkStatus();
+  Report("delete", s);
+  if (!s.ok()) {
+    if (informers::IsConflict(s)) Refresh(name);
+    if (applied->first_error.ok()) applied->first_error = s;
+    return false;
+  }
+  writes_.RecordDelete(name, slice.metadata.uid);
+  ++applied->result.deleted;
+  return true;
+}
+
+SliceSync::Applied SliceSync::Apply(SlicePlan plan) {
+  Applied applied;
   for (PoolPlan& pool : plan.pools) {
     if (!pool.invalid.ok()) {
       LogError("slice sync: not publishing an invalid pool", {{"error", std::string(pool.invalid.message())}});
-      note(pool.invalid);
+      if (applied.first_error.ok()) applied.first_error = pool.invalid;
       continue;
     }
     std::set<std::string> live;  // slices on the server under the pool's generation after this pass
-    for (SliceAction& action : pool.actions) {
-      // A Node found re-created earlier in this pass owns what is still to be written.
-      if (action.owner_uid != context->owner.uid) {
-        action = PlanSliceAction(*context, action.target, action.have, writes_);
-      }
-      const std::string name = action.target.metadata.name;
-      if (action.kind == SliceAction::Kind::kKeep) {
-        live.insert(name);
-        continue;
-      }
-      if (action.kind == SliceAction::Kind::kCreate) {
-        note(Create(action, &live, &result));
-        continue;
-      }
-      auto reply = client_->Update(informers::ResourceSlicePath(name), apis::ResourceSliceToJson(action.body));
-      Report("update", reply.status());
-      if (reply.ok()) {
-        writes_.RecordWrite(action.body, *reply);
-        if (features_ != nullptr) features_->ObserveSliceWrite(apis::ResourceSliceToJson(action.body), *reply);
-        live.insert(name);
-        ++result.updated;
-        continue;
-      }
-      if (reply.status().code() == absl::StatusCode::kNotFound) {
-        // Deleted behind our back since the cache saw it (the garbage collector does that when the Node
-        // was re-created): read the owner again and publish it again now.
-        writes_.Forget(name);
-        RecheckOwner();
-        if (absl::Status s = EnsureNodeUid(); !s.ok()) {
-          note(s);
-          continue;
-        }
-        context->owner.uid = node_uid_;
-        note(Create(PlanSliceAction(*context, action.target, nullptr, writes_), &live, &result));
-        continue;
-      }
-      if (informers::IsConflict(reply.status())) Refresh(name);
-      note(reply.status());
+    for (const SliceAction& action : pool.actions) {
+      bool written = true;  // a keep
+      if (action.kind == SliceAction::Kind::kCreate) written = Create(action, &applied);
+      if (action.kind == SliceAction::Kind::kUpdate) written = Update(action, &applied);
+      if (written) live.insert(action.target.metadata.name);
     }
     PublishedPool& published = published_[pool.pool];
     published.highest_generation = std::max(published.highest_generation, pool.generation);
@@ -191,22 +204,8 @@ absl::StatusOr<SliceSyncResult> SliceSync::Apply(SlicePlan plan, SlicePlanContex
     published.content = std::move(pool.content);
     published.live = std::move(live);
   }
-
-  for (const auto& slice : plan.deletes) {
-    const std::string& name = slice.metadata.name;
-    absl::Status s = client_->Delete(informers::ResourceSlicePath(name), slice.metadata.uid);
-    if (s.code() == absl::StatusCode::kNotFound) s = absl::OkStatus();
-    Report("delete", s);
-    if (s.ok()) {
-      writes_.RecordDelete(name, slice.metadata.uid);
-      ++result.deleted;
-    } else {
-      if (informers::IsConflict(s)) Refresh(name);
-      note(s);
-    }
-  }
-  if (!first_error.ok()) return first_error;
-  return result;
+  for (const auto& slice : plan.deletes) Delete(slice, &applied);
+  return applied;
 }
 
 }  // namespace liken::controller

@@ -1,10 +1,9 @@
 // Publishes this node's ResourceSlices: desired slices (from discovery) against the informer's cache,
-// writing only what differs. One pass reads (cache + SliceWriteCache), plans (slice_plan.h, with
-// pool_generation.h) and applies the plan here.
+// writing only what differs. One Sync reads (cache + SliceWriteCache), plans (slice_plan.h, with
+// pool_generation.h), then applies the plan here.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -30,10 +29,6 @@ class SliceSyncObserver {
   virtual void OnSliceWrite(std::string_view operation, std::string_view result) = 0;
 };
 
-// Returns the slices this node should publish now (names, pools, devices; generation and owner are
-// the sync's business). An error skips the pass (nothing is written).
-using DesiredSlicesFunc = std::function<absl::StatusOr<std::vector<apis::ResourceSlice>>()>;
-
 // What one Sync pass wrote.
 struct SliceSyncResult {
   int created = 0;
@@ -47,12 +42,15 @@ class SliceSync {
   // `client`, `cache` (this node's slices as the informer sees them: field selector spec.nodeName=<node>,
   // spec.driver=<driver>) and `observer` (may be null) must outlive the sync.
   SliceSync(std::string node_name, std::string driver, informers::KubeClient* client, const informers::Store* cache,
-            DesiredSlicesFunc desired, SliceSyncObserver* observer = nullptr);
+            SliceSyncObserver* observer = nullptr);
 
-  // One pass: read desired and current slices, create/update/delete the difference. A pool's generation
-  // goes up (on every slice of the pool) only when its content changes. A 409 fetches the fresh object
-  // and returns Aborted so the caller requeues. Not thread-safe.
-  absl::StatusOr<SliceSyncResult> Sync();
+  // Publishes `desired` (the slices this node should publish now: names, pools, devices; generation and
+  // owner are the sync's business): reads the current slices, plans, and creates/updates/deletes the
+  // difference. A pool's generation goes up (on every slice of the pool) only when its content changes. A
+  // slice an update finds gone (deleted behind our back, perhaps with a re-created Node) makes it read the
+  // Node again and plan once more in the same call. A 409 fetches the fresh object and returns the conflict
+  // so the caller requeues. Not thread-safe.
+  absl::StatusOr<SliceSyncResult> Sync(const std::vector<apis::ResourceSlice>& desired);
 
   // Makes the next Sync read the Node again (its UID owns the slices; a Node deleted and registered
   // again under the same name has a new one). Sync calls it itself when a slice it published is gone (the
@@ -68,10 +66,23 @@ class SliceSync {
  private:
   absl::Status EnsureNodeUid();
   std::map<std::string, apis::ResourceSlice> CurrentSlices();
-  // Writes the plan; `context.owner` follows a Node found re-created on the way. Not thread-safe.
-  absl::StatusOr<SliceSyncResult> Apply(SlicePlan plan, SlicePlanContext* context);
-  // Creates `action.body`; counts and records it. Returns the error to note, if any.
-  absl::Status Create(const SliceAction& action, std::set<std::string>* live, SliceSyncResult* result);
+  // What Apply did with a plan.
+  struct Applied {
+    SliceSyncResult result;
+    absl::Status first_error;       // the first write that failed (and was not a slice found gone)
+    std::vector<std::string> gone;  // slices an update found deleted since the cache saw them
+  };
+  // One planning round: the current slices, the owner, the plan. Not thread-safe.
+  absl::StatusOr<SlicePlan> Plan(const std::vector<apis::ResourceSlice>& desired,
+                                 std::map<std::string, apis::ResourceSlice>* current);
+  // Writes the plan as it is (no planning): each action and delete through the helper below, then what
+  // went out of each pool into `published_`. Not thread-safe.
+  Applied Apply(SlicePlan plan);
+  // The three writes, one shape: send, report, record in `writes_`, count in `applied`. Each returns
+  // true when the slice is on the server as the plan wants it.
+  bool Create(const SliceAction& action, Applied* applied);
+  bool Update(const SliceAction& action, Applied* applied);
+  bool Delete(const apis::ResourceSlice& slice, Applied* applied);
   void Refresh(const std::string& name);
   void Report(std::string_view op, const absl::Status& status);
 
@@ -79,7 +90,6 @@ class SliceSync {
   const std::string driver_;
   informers::KubeClient* const client_;
   const informers::Store* const cache_;
-  const DesiredSlicesFunc desired_;
   SliceSyncObserver* const observer_;
   ClusterFeatures* features_ = nullptr;            // may be null
   std::string node_uid_;                           // empty: read the Node on the next pass

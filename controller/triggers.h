@@ -1,5 +1,5 @@
 // Kernel uevents that make the node republish: the netlink source, the listener that reads it, and the
-// coalescer that turns a burst into one pass. (The periodic resync is the workqueue's, slice_controller.h.)
+// coalescer that turns a burst into one pass. (The periodic resync is the workqueue's, node_pass_loop.h.)
 #pragma once
 
 #include <atomic>
@@ -13,7 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "controller/uevent.h"
+#include "controller/uevent_message.h"
 
 namespace liken::controller {
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "discovery/amd_compute.h"
 #include "discovery/attributes.h"
+#include "discovery/slice_builder.h"
 
 namespace liken::discovery {
 
@@ -96,6 +98,41 @@ std::string ReportToText(const Inventory& inventory) {
     for (const auto& m : u.modules) out << "#   - " << m << "  # " << where << "\n";
   }
   return out.str();
+}
+
+absl::StatusOr<nlohmann::ordered_json> ResourceSliceList(const std::string& node, const Inventory& inventory) {
+  nlohmann::ordered_json list;
+  list["apiVersion"] = "v1";
+  list["kind"] = "List";
+  list["items"] = nlohmann::ordered_json::array();
+  for (const auto& slice : BuildResourceSlices(node, inventory, 1)) {
+    if (absl::Status status = apis::ValidateResourceSlice(slice); !status.ok()) {
+      return absl::InternalError(absl::StrCat("internal error: ", status.message()));
+    }
+    // Re-serialise in kubectl's field order.
+    nlohmann::json j = apis::ResourceSliceToJson(slice);
+    nlohmann::ordered_json item;
+    item["apiVersion"] = j["apiVersion"];
+    item["kind"] = j["kind"];
+    item["metadata"] = j["metadata"];
+    nlohmann::ordered_json spec;
+    spec["driver"] = j["spec"]["driver"];
+    spec["nodeName"] = j["spec"]["nodeName"];
+    spec["pool"] = {{"name", j["spec"]["pool"]["name"]},
+                    {"generation", j["spec"]["pool"]["generation"]},
+                    {"resourceSliceCount", j["spec"]["pool"]["resourceSliceCount"]}};
+    spec["devices"] = nlohmann::ordered_json::array();
+    for (const auto& d : j["spec"]["devices"]) {
+      nlohmann::ordered_json device;
+      device["name"] = d["name"];
+      if (d.contains("allowMultipleAllocations")) device["allowMultipleAllocations"] = d["allowMultipleAllocations"];
+      device["attributes"] = d.value("attributes", nlohmann::json::object());
+      spec["devices"].push_back(std::move(device));
+    }
+    item["spec"] = std::move(spec);
+    list["items"].push_back(std::move(item));
+  }
+  return list;
 }
 
 }  // namespace liken::discovery

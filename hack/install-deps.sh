@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libcpprest-dev libssl-dev libboost-system-dev
-  nlohmann-json3-dev prometheus-cpp-dev libyaml-cpp-dev libabsl-dev
+  nlohmann-json3-dev prometheus-cpp-dev libyaml-cpp-dev libabsl-dev libcli11-dev
   libgtest-dev libgmock-dev googletest
   umockdev libumockdev-dev busybox-static
   pci.ids kmod

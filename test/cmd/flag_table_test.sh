@@ -25,6 +25,8 @@ for form in "-o json" "-o=json" "--output json" "--output=json" "--o json"; do
   "$bin" scan --node-name n --sysfs-root "$tmp/sys" $form >"$tmp/out" 2>/dev/null; rc=$?
   check "scan $form prints JSON" '[ $rc -eq 0 ] && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/out"'
 done
+"$bin" scan --node-name n --kernel-release= --sysfs-root "$tmp/sys" -o json >"$tmp/out" 2>/dev/null; rc=$?
+check "--name= is an empty value, not the next argument" '[ $rc -eq 0 ] && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/out"'
 NODE_NAME=from-env "$bin" scan --sysfs-root="$tmp/sys" -o json >"$tmp/out" 2>/dev/null; rc=$?
 check "NODE_NAME stands in for --node-name" '[ $rc -eq 0 ] && grep -q "from-env-liken.sh" "$tmp/out"'
 NODE_NAME=from-env "$bin" scan --node-name flag --sysfs-root "$tmp/sys" -o json >"$tmp/out" 2>/dev/null

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/clock.h"
-#include "controller/slice_controller.h"
+#include "controller/node_pass_loop.h"
 #include "controller/slice_sync.h"
 #include "controller/triggers.h"
 #include "common/workqueue.h"
@@ -44,9 +44,9 @@ double CpuSeconds() {
 class EnqueueAll : public informers::EventHandler {
  public:
   explicit EnqueueAll(WorkQueue* q) : q_(q) {}
-  void OnAdd(const informers::ObjectPtr&) override { q_->Add(SliceController::kKey); }
-  void OnUpdate(const informers::ObjectPtr&, const informers::ObjectPtr&) override { q_->Add(SliceController::kKey); }
-  void OnDelete(const informers::ObjectPtr&) override { q_->Add(SliceController::kKey); }
+  void OnAdd(const informers::ObjectPtr&) override { q_->Add(NodePassLoop::kKey); }
+  void OnUpdate(const informers::ObjectPtr&, const informers::ObjectPtr&) override { q_->Add(NodePassLoop::kKey); }
+  void OnDelete(const informers::ObjectPtr&) override { q_->Add(NodePassLoop::kKey); }
 
  private:
   WorkQueue* q_;
@@ -69,7 +69,8 @@ int Run() {
   informers::Informer informer(client.get(), clock.get(), options, &handler);
   absl::Mutex mu;
   int devices = 128;
-  SliceSync sync("node-a", "liken.sh", client.get(), informer.store(), [&] {
+  SliceSync sync("node-a", "liken.sh", client.get(), informer.store());
+  auto desired = [&] {
     absl::MutexLock lock(&mu);
     apis::ResourceSlice s;
     s.metadata.name = "node-a-liken.sh";
@@ -81,15 +82,15 @@ int Run() {
       d.attributes["liken.sh/vendor"] = std::string("1d6b");
       s.devices.push_back(d);
     }
-    return absl::StatusOr<std::vector<apis::ResourceSlice>>(std::vector<apis::ResourceSlice>{s});
-  });
-  SliceController controller(&sync, &queue, absl::Seconds(60));
+    return std::vector<apis::ResourceSlice>{s};
+  };
+  NodePassLoop loop(&queue, absl::Seconds(60), [&] { return sync.Sync(desired()).status(); });
   Coalescer coalescer(clock.get(), absl::Milliseconds(50), absl::Milliseconds(250),
-                      [&] { queue.Add(SliceController::kKey); });
+                      [&] { queue.Add(NodePassLoop::kKey); });
   informer.Start();
   informer.WaitForSync();
   coalescer.Start();
-  controller.Start();
+  loop.Start();
   auto slice_devices = [&] {
     auto s = server.Object("resourceslices", "node-a-liken.sh");
     return s.is_null() ? -1 : static_cast<int>(s["spec"]["devices"].size());
@@ -120,9 +121,9 @@ int Run() {
   int writes = server.CountWrites();
   double cpu0 = CpuSeconds();
   for (int i = 0; i < 20; ++i) {
-    int passes = controller.passes();
-    queue.Add(SliceController::kKey);
-    while (controller.passes() == passes) std::this_thread::yield();
+    int passes = loop.passes();
+    queue.Add(NodePassLoop::kKey);
+    while (loop.passes() == passes) std::this_thread::yield();
   }
   std::printf("idle: 20 passes with nothing changed: %d API writes\n", server.CountWrites() - writes);
   double cpu1 = CpuSeconds();
@@ -155,7 +156,7 @@ int Run() {
               "the process includes the test API server)\n",
               RssKb(), RssKb() - before);
   claims.Stop();
-  controller.Stop();
+  loop.Stop();
   coalescer.Stop();
   informer.Stop();
   return 0;

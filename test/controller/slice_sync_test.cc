@@ -56,13 +56,11 @@ class SliceSyncTest : public ::testing::Test {
  protected:
   SliceSyncTest() {
     client_.Put(informers::NodePath(kNode), {{"metadata", {{"name", kNode}, {"uid", "node-uid-1"}}}});
-    sync_ = std::make_unique<SliceSync>(kNode, kDriver, &client_, &cache_,
-                                        [this]() -> absl::StatusOr<std::vector<apis::ResourceSlice>> {
-                                          if (!desired_error_.ok()) return desired_error_;
-                                          return Layout(devices_);
-                                        },
-                                        &observer_);
+    sync_ = std::make_unique<SliceSync>(kNode, kDriver, &client_, &cache_, &observer_);
   }
+
+  // One pass over the desired slices of `devices_`.
+  absl::StatusOr<SliceSyncResult> Sync() { return sync_->Sync(Layout(devices_)); }
 
   // The informer catching up: the cache mirrors the server's slices for this node.
   void CatchUp() {
@@ -75,7 +73,7 @@ class SliceSyncTest : public ::testing::Test {
   }
 
   absl::StatusOr<SliceSyncResult> SyncAndCatchUp() {
-    auto r = sync_->Sync();
+    auto r = Sync();
     CatchUp();
     return r;
   }
@@ -86,7 +84,6 @@ class SliceSyncTest : public ::testing::Test {
   FakeKubeClient client_;
   informers::Store cache_;
   std::vector<apis::SliceDevice> devices_ = Devices(3);
-  absl::Status desired_error_;
   RecordingObserver observer_;
   std::unique_ptr<SliceSync> sync_;
 };
@@ -124,8 +121,8 @@ TEST_F(SliceSyncTest, NothingWrittenWhenNothingChanged) {
 }
 
 TEST_F(SliceSyncTest, NoWriteEvenBeforeTheCacheCatchesUp) {
-  ASSERT_TRUE(sync_->Sync().ok());  // cache still empty
-  auto r = sync_->Sync();
+  ASSERT_TRUE(Sync().ok());  // cache still empty
+  auto r = Sync();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(client_.Writes().size(), 1u) << "our own create overlays the stale cache";
 }
@@ -182,14 +179,14 @@ TEST_F(SliceSyncTest, ConflictRefetchesAndRequeues) {
   devices_.push_back(Device("dev-9999"));
   client_.PrependFailure("UPDATE", informers::ResourceSlicesPath(),
                          informers::StatusFromHttp(409, R"({"reason":"Conflict","message":"modified"})"));
-  auto r = sync_->Sync();
+  auto r = Sync();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted);
   EXPECT_TRUE(informers::IsConflict(r.status()));
   EXPECT_EQ(observer_.writes.back(), "update:conflict");
   auto reqs = client_.Requests();
   EXPECT_EQ(reqs.back().verb, "GET") << "the fresh object is fetched";
   // The retry (the workqueue's job) succeeds with the fresh object, without waiting for the cache.
-  r = sync_->Sync();
+  r = Sync();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->updated, 1);
   EXPECT_EQ(Slice("node-a-liken.sh")["spec"]["devices"].size(), 4u);
@@ -202,9 +199,9 @@ TEST_F(SliceSyncTest, ConflictWithSomeoneElsesWriteUsesTheirVersion) {
   s["metadata"]["labels"] = {{"touched", "yes"}};
   client_.Put(informers::ResourceSlicePath("node-a-liken.sh"), s);
   devices_.push_back(Device("dev-9999"));
-  auto r = sync_->Sync();
+  auto r = Sync();
   EXPECT_TRUE(informers::IsConflict(r.status())) << r.status();
-  r = sync_->Sync();
+  r = Sync();
   ASSERT_TRUE(r.ok()) << r.status();
   auto after = Slice("node-a-liken.sh");
   EXPECT_EQ(after["metadata"]["labels"]["touched"], "yes");
@@ -227,7 +224,7 @@ TEST_F(SliceSyncTest, DeletedBehindOurBackWhileTheCacheStillHasIt) {
   ASSERT_TRUE(SyncAndCatchUp().ok());
   ASSERT_TRUE(client_.Remove(informers::ResourceSlicePath("node-a-liken.sh")));
   devices_.push_back(Device("dev-9999"));  // a change, so we try to update the (gone) slice
-  auto r = sync_->Sync();
+  auto r = Sync();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->created, 1);
   EXPECT_EQ(Slice("node-a-liken.sh")["spec"]["devices"].size(), 4u);
@@ -370,21 +367,14 @@ TEST_F(SliceSyncTest, MoreThan128DevicesSplitOverSlicesWithOneGeneration) {
 
 TEST_F(SliceSyncTest, MissingNodeIsAnErrorAndNothingIsWritten) {
   client_.Remove(informers::NodePath(kNode));
-  auto r = sync_->Sync();
+  auto r = Sync();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(client_.Writes().empty());
-}
-
-TEST_F(SliceSyncTest, DiscoveryErrorWritesNothing) {
-  desired_error_ = absl::InternalError("sysfs unreadable");
-  auto r = sync_->Sync();
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
   EXPECT_TRUE(client_.Writes().empty());
 }
 
 TEST_F(SliceSyncTest, InvalidDesiredSliceIsRefusedWithAClearError) {
   devices_.push_back(Device("Not_A_DNS_Label"));
-  auto r = sync_->Sync();
+  auto r = Sync();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("Not_A_DNS_Label"), std::string::npos) << r.status();
   EXPECT_TRUE(client_.Writes().empty());
@@ -405,7 +395,7 @@ TEST_F(SliceSyncTest, MalformedCachedSliceIsRewrittenNotACrash) {
 
 TEST_F(SliceSyncTest, TransientErrorIsReturnedForRetry) {
   client_.PrependFailure("CREATE", informers::ResourceSlicesPath(), informers::StatusFromHttp(500, "{}"));
-  auto r = sync_->Sync();
+  auto r = Sync();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(observer_.writes.back(), "create:error");
   r = SyncAndCatchUp();
@@ -500,10 +490,10 @@ TEST_F(SliceSyncTest, RecheckOwnerMovesExistingSlicesToTheNewNode) {
 
 TEST_F(SliceSyncTest, NodeThatIsNotAnObjectIsAnErrorNotACrash) {
   client_.Put(informers::NodePath(kNode), nlohmann::json::array({1, 2}));
-  auto r = sync_->Sync();
+  auto r = Sync();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
   client_.Put(informers::NodePath(kNode), {{"metadata", "oops"}});
-  r = sync_->Sync();
+  r = Sync();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
   EXPECT_TRUE(client_.Writes().empty());
 }

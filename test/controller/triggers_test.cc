@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/uevent.h"
+#include "controller/uevent_message.h"
 #include "test/common/fake_clock.h"
 
 namespace liken::controller {

@@ -1,4 +1,4 @@
-#include "controller/uevent.h"
+#include "controller/uevent_message.h"
 
 #include <arpa/inet.h>
 

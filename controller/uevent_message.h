@@ -1,4 +1,5 @@
-// Kernel uevents as triggers: parse both wire formats, decide which ones matter for the slices.
+// Kernel uevents as netlink messages (the triggers' input): parse both wire formats, decide which ones matter for
+// the slices. Not discovery/uevent.h, which parses the `uevent` files of sysfs.
 #pragma once
 
 #include <map>

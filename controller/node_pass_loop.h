@@ -1,4 +1,4 @@
-// The reconcile loop around SliceSync: one key, a worker, retries with backoff, a periodic resync.
+// The loop that runs the node pass: one key, a worker, retries with backoff, a periodic resync.
 #pragma once
 
 #include <atomic>
@@ -7,25 +7,24 @@
 #include <stop_token>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "controller/slice_sync.h"
 #include "common/workqueue.h"
 #include "informers/informer.h"
 
 namespace liken::controller {
 
-// Drives SliceSync from a workqueue (sample-controller style): every trigger enqueues the one key;
-// the worker syncs; failures retry with per-key exponential backoff; success schedules the next
-// periodic resync. Thread-safe.
-class SliceController : public informers::EventHandler {
+// Runs the node pass from a workqueue (sample-controller style): every trigger enqueues the one key; the
+// worker calls the pass; a failure retries with per-key exponential backoff, except an InvalidArgument
+// (permanent: it waits for the resync); success schedules the next periodic resync. Thread-safe.
+class NodePassLoop : public informers::EventHandler {
  public:
   static constexpr char kKey[] = "slices";
 
-  // `sync` and `queue` must outlive the controller. `after_sync` (may be empty) runs after each pass,
-  // successful or not, on the worker thread (the claim refresh hooks in there).
-  SliceController(SliceSync* sync, WorkQueue* queue, absl::Duration resync_period,
-                  std::function<void()> after_sync = {});
-  ~SliceController() override;  // stops
+  // `queue` must outlive the controller. `pass` is the node pass (NodeReconciler::RunPass), called on the
+  // worker thread, one at a time.
+  NodePassLoop(WorkQueue* queue, absl::Duration resync_period, std::function<absl::Status()> pass);
+  ~NodePassLoop() override;  // stops
 
   // Asks for a pass as soon as possible. Thread-safe.
   void Enqueue();
@@ -50,10 +49,9 @@ class SliceController : public informers::EventHandler {
  private:
   void Process(const std::string& key);
 
-  SliceSync* const sync_;
   WorkQueue* const queue_;
   const absl::Duration resync_period_;
-  const std::function<void()> after_sync_;
+  const std::function<absl::Status()> pass_;
   std::atomic<int> passes_{0};
   std::jthread worker_;  // stopping it shuts the queue down
 };
