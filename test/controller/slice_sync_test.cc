@@ -251,13 +251,12 @@ TEST_F(SliceSyncTest, RestartOnAServerDroppingSharingWritesNothingOnceTheDropIsK
   });
   devices_[0].allow_multiple_allocations = true;
   ASSERT_TRUE(SyncAndCatchUp().ok());
-  auto desired = [this]() -> absl::StatusOr<std::vector<apis::ResourceSlice>> { return Layout(devices_); };
 
   // Unaware: one update (the server drops the field again and its reply then stops the loop).
   {
-    SliceSync restarted(kNode, kDriver, &client_, &cache_, desired);
+    SliceSync restarted(kNode, kDriver, &client_, &cache_);
     client_.ClearRequests();
-    ASSERT_TRUE(restarted.Sync().ok());
+    ASSERT_TRUE(restarted.Sync(Layout(devices_)).ok());
     EXPECT_EQ(client_.Writes().size(), 1u);
     CatchUp();
   }
@@ -267,17 +266,17 @@ TEST_F(SliceSyncTest, RestartOnAServerDroppingSharingWritesNothingOnceTheDropIsK
       {{"spec", {{"devices", {{{"name", "probe"}, {"allowMultipleAllocations", true}}}}}}},
       {{"spec", {{"devices", {{{"name", "probe"}}}}}}});
   ASSERT_TRUE(features.DropsAllowMultipleAllocations());
-  SliceSync restarted(kNode, kDriver, &client_, &cache_, desired);
+  SliceSync restarted(kNode, kDriver, &client_, &cache_);
   restarted.SetClusterFeatures(&features);
   client_.ClearRequests();
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(restarted.Sync().ok());
+    ASSERT_TRUE(restarted.Sync(Layout(devices_)).ok());
     CatchUp();
   }
   EXPECT_TRUE(client_.Writes().empty());
   // A real change is still written, with the field asked for again.
   devices_.push_back(Device("dev-9999"));
-  ASSERT_TRUE(restarted.Sync().ok());
+  ASSERT_TRUE(restarted.Sync(Layout(devices_)).ok());
   ASSERT_EQ(client_.Writes().size(), 1u);
   EXPECT_EQ(client_.Writes()[0].body["spec"]["devices"][0]["allowMultipleAllocations"], true);
 }
@@ -292,24 +291,23 @@ TEST_F(SliceSyncTest, SharingAloneIsWrittenOnlyOnceTheServerIsKnownToKeepIt) {
   devices_[0].allow_multiple_allocations = true;
   ASSERT_TRUE(SyncAndCatchUp().ok());
   client_.SetMutator(nullptr);  // the upgraded server keeps the field
-  auto desired = [this]() -> absl::StatusOr<std::vector<apis::ResourceSlice>> { return Layout(devices_); };
   ClusterFeatures features;
   ASSERT_TRUE(features.SharingMayBeDropped());
-  SliceSync restarted(kNode, kDriver, &client_, &cache_, desired);
+  SliceSync restarted(kNode, kDriver, &client_, &cache_);
   restarted.SetClusterFeatures(&features);
   client_.ClearRequests();
-  ASSERT_TRUE(restarted.Sync().ok());
+  ASSERT_TRUE(restarted.Sync(Layout(devices_)).ok());
   CatchUp();
   EXPECT_TRUE(client_.Writes().empty()) << "nothing is known yet";
   nlohmann::json kept = {{"spec", {{"devices", {{{"name", "probe"}, {"allowMultipleAllocations", true}}}}}}};
   features.ObserveSliceWrite(kept, kept);
   ASSERT_FALSE(features.SharingMayBeDropped());
-  ASSERT_TRUE(restarted.Sync().ok());
+  ASSERT_TRUE(restarted.Sync(Layout(devices_)).ok());
   CatchUp();
   ASSERT_EQ(client_.Writes().size(), 1u);
   EXPECT_EQ(Slice("node-a-liken.sh")["spec"]["devices"][0]["allowMultipleAllocations"], true);
   client_.ClearRequests();
-  ASSERT_TRUE(restarted.Sync().ok());
+  ASSERT_TRUE(restarted.Sync(Layout(devices_)).ok());
   EXPECT_TRUE(client_.Writes().empty());
 }
 
