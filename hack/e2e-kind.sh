@@ -130,7 +130,9 @@ start_dockerd() {
     log "dockerd: runc wrapper drops $(missing_caps | paste -sd' ') (not in the bounding set)"
   fi
   # Debian's containerd and shim for dockerd (the project's containerd v2 may be first in PATH).
-  PATH=/usr/sbin:/usr/bin:/sbin:/bin setsid /usr/sbin/dockerd --data-root "$DOCKER_DIR/data" --exec-root "$DOCKER_DIR/exec" \
+  # Its config file's directory is where dockerd 20.10 keeps its key.json (otherwise /etc/docker).
+  echo '{}' >"$DOCKER_DIR/daemon.json"
+  PATH=/usr/sbin:/usr/bin:/sbin:/bin setsid /usr/sbin/dockerd --config-file "$DOCKER_DIR/daemon.json" --data-root "$DOCKER_DIR/data" --exec-root "$DOCKER_DIR/exec" \
     --pidfile "$DOCKER_PIDFILE" -H "unix://$DOCKER_SOCK" --iptables=false --ip-forward=false --ip-masq=false \
     --bridge=none --default-address-pool "base=$DOCKER_POOL,size=24" --storage-driver=overlay2 \
     "${runtime[@]}" >>"$STATE/logs/dockerd.log" 2>&1 </dev/null &
