@@ -265,6 +265,8 @@ claims_files_present() { # lines of "POD NODE UID" on stdin: each claim's CDI sp
   while read -r p n u; do NODE=$n node_sh "[ -e '$CDI_DIR/liken.sh-$u.json' ] && [ -e '$CLAIMS_DIR/$u.json' ]" || { echo "$p"; }; done
 }
 
+kept_driver_pods() { local p; for p in $(driver_pods); do case " $1 " in *" $p "*) echo "$p" ;; esac; done; }
+old_driver_pods_gone() { [ -z "$(kept_driver_pods "$ROLLOUT_BEFORE")" ]; }
 # helm upgrade of the release rolls every worker's driver; every prepared claim stays prepared, the pods keep
 # running, and new claims prepare afterwards. $@: the command that upgrades (e.g. helm_driver upgrade --set ...).
 multinode_scenario_rollout() {
@@ -273,10 +275,10 @@ multinode_scenario_rollout() {
   [ -n "$claims" ] || { fail "no prepared claims before the rollout"; return 1; }
   before=$(driver_pods)
   "$@" >/dev/null 2>&1 || { fail "helm upgrade: $*"; return 1; }
+  # helm's --wait returns once the new pods are Ready; an old one may still be terminating.
+  ROLLOUT_BEFORE=$before wait_until 120 old_driver_pods_gone || true
   after=$(driver_pods)
-  local kept=0
-  for p in $after; do case " $before " in *" $p "*) kept=$((kept + 1)) ;; esac; done
-  expect_eq "every driver pod was replaced by the rollout ($(echo "$after" | wc -w) workers)" 0 "$kept"
+  expect_eq "every driver pod was replaced by the rollout ($(echo "$after" | wc -w) workers)" "" "$(kept_driver_pods "$before")"
   missing=$(claims_files_present <<<"$claims")
   expect_eq "the $(echo "$claims" | wc -l) prepared claims keep their CDI specs and records through the rollout" "" "$missing"
   for p in $(awk '{ print $1 }' <<<"$claims"); do pod_running "$p" || missing+=" $p"; done
