@@ -223,6 +223,7 @@ up() {
   use_engine
   if [ "$MODE" = local ]; then
     [ -e /usr/lib/modules ] || touch "$STATE/no-usr-lib-modules"
+    [ -e /etc/docker/key.json ] || touch "$STATE/no-docker-key"   # dockerd 20.10 writes it whatever its flags
     iptables-save 2>/dev/null | grep -v '^#' >"$STATE/iptables.before" || true
     start_dockerd
     log "dockerd up ($((SECONDS - t0))s)"
@@ -298,6 +299,7 @@ down() {
     done
     pgrep -x dockerd >/dev/null || rm -rf /run/docker 2>/dev/null || true   # not while another engine runs
     [ -f "$STATE/no-usr-lib-modules" ] && rmdir /usr/lib/modules 2>/dev/null || true
+    [ -f "$STATE/no-docker-key" ] && rm -f /etc/docker/key.json
     if [ -f "$STATE/iptables.before" ] && ! diff -q "$STATE/iptables.before" <(iptables-save 2>/dev/null | grep -v '^#') >/dev/null; then
       log "iptables differ from before the run (not restored automatically): $(diff "$STATE/iptables.before" <(iptables-save | grep -v '^#') | head -n 5 | paste -sd'|')"
     fi
