@@ -2,7 +2,9 @@
 # Builds a Kubernetes control plane and a real node for local integration tests from upstream Go modules:
 #   etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubectl and helm (the control plane), and
 #   kubelet, containerd, containerd-shim-runc-v2, ctr and crictl (the node, hack/local-node.sh; runc and the CNI
-#   plugins come from Debian, hack/install-deps.sh).
+#   plugins come from Debian, hack/install-deps.sh), and for the kind tier (hack/e2e-kind.sh, hack/kind-images.sh)
+#   kind, kubeadm, kube-proxy and CoreDNS, with kind's base-image files (images/base/files of its module) in
+#   <cache>/k8s-<K8S_VERSION>/share/kind-base-files.
 #
 # The binaries land in a cache directory outside the source tree, one per Kubernetes release:
 #   ${LIKEN_CACHE:-$HOME/.cache/liken-dra}/k8s-<K8S_VERSION>/bin
@@ -22,7 +24,10 @@
 # Environment:
 #   K8S_VERSION   (default v1.37.2; the matrix: v1.34.4 v1.35.4 v1.36.3 v1.37.2, see hack/test-matrix.sh)   ETCD_VERSION (default v3.7.3)   HELM_VERSION (default v3.22.0)
 #   CONTAINERD_VERSION (default v2.4.2)   CRICTL_VERSION (default v1.37.0)
-#   LIKEN_BUILD_PARTS  which parts to make sure of: "all" (default), "control-plane" or "node"
+#   KIND_VERSION (default v0.33.0)   COREDNS_VERSION (default v1.14.6)
+#   LIKEN_BUILD_PARTS  which parts to make sure of: "all" (default: control plane and node), "control-plane",
+#                      "node", "kind-tools" (kind, kubeadm + kube-proxy, CoreDNS), or components by name (etcd k8s
+#                      helm kubelet containerd crictl kind kubeadm coredns, e.g. "kind coredns")
 #   LIKEN_CACHE   cache root (default $HOME/.cache/liken-dra)
 #   LIKEN_BUILD_JOBS  go build -p (default 2)    LIKEN_BUILD_NICE  nice level (default 10)
 #   GOMODCACHE / GOCACHE / GOFLAGS are honoured as usual.
@@ -38,6 +43,8 @@ ETCD_VERSION=${ETCD_VERSION:-v3.7.3}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
 CRICTL_VERSION=${CRICTL_VERSION:-v1.37.0}
+KIND_VERSION=${KIND_VERSION:-v0.33.0}
+COREDNS_VERSION=${COREDNS_VERSION:-v1.14.6}
 PARTS=${LIKEN_BUILD_PARTS:-all}
 LIKEN_CACHE=${LIKEN_CACHE:-$HOME/.cache/liken-dra}
 JOBS=${LIKEN_BUILD_JOBS:-2}
@@ -62,6 +69,9 @@ stamp_for() {
     kubelet) echo "kubelet=$K8S_VERSION recipe=$RECIPE" ;;
     containerd) echo "containerd=$CONTAINERD_VERSION recipe=$RECIPE" ;;
     crictl) echo "crictl=$CRICTL_VERSION recipe=$RECIPE" ;;
+    kind) echo "kind=$KIND_VERSION recipe=$RECIPE" ;;
+    kubeadm) echo "kubeadm=$K8S_VERSION recipe=$RECIPE" ;;
+    coredns) echo "coredns=$COREDNS_VERSION recipe=$RECIPE" ;;
   esac
 }
 bins_for() {
@@ -72,6 +82,9 @@ bins_for() {
     kubelet) echo "kubelet" ;;
     containerd) echo "containerd containerd-shim-runc-v2 ctr" ;;
     crictl) echo "crictl" ;;
+    kind) echo "kind" ;;
+    kubeadm) echo "kubeadm kube-proxy" ;;
+    coredns) echo "coredns" ;;
   esac
 }
 is_cached() {
@@ -106,7 +119,11 @@ case "$PARTS" in
   all) components=(etcd k8s helm kubelet containerd crictl) ;;
   control-plane) components=(etcd k8s helm) ;;
   node) components=(kubelet containerd crictl) ;;
-  *) log "LIKEN_BUILD_PARTS must be all, control-plane or node (got: $PARTS)"; exit 2 ;;
+  kind-tools) components=(kind kubeadm coredns) ;;
+  *) read -r -a components <<<"$PARTS"
+     for c in "${components[@]}"; do
+       [ -n "$(stamp_for "$c")" ] || { log "LIKEN_BUILD_PARTS must be all, control-plane, node, kind or a list of components (got: $PARTS)"; exit 2; }
+     done ;;
 esac
 todo=()
 for c in "${components[@]}"; do is_cached "$c" || adopt "$c" || todo+=("$c"); done
@@ -119,9 +136,9 @@ fi
 command -v go >/dev/null || { log "go is not installed"; exit 1; }
 mkdir -p "$BIN" "$STAMPS" "$SRC"
 
-# One build at a time per cache directory (two CI steps may call this concurrently).
-exec 9>"$ROOT/.lock"
-flock 9
+# One build at a time per wrapper module (two CI steps may call this concurrently): the kubelet and kubeadm share
+# the control plane's module and build cache; the others have modules of their own.
+lock_for() { case "$1" in k8s|kubelet|kubeadm) echo "$ROOT/.lock" ;; *) echo "$ROOT/.lock-$1" ;; esac; }
 
 export CGO_ENABLED=0
 GO_BUILD=(nice -n "$NICE" go build -p "$JOBS" -mod=mod -trimpath)
@@ -259,6 +276,44 @@ build_crictl() {
   install_bins "$out" crictl
 }
 
+# kind, and the files its base image is made of (systemd units, entrypoint, containerd config), from its module.
+build_kind() {
+  local dir="$SRC/kind" mod out="$ROOT/out-kind" path=sigs.k8s.io/kind files
+  log "kind $KIND_VERSION"
+  mod=$(gomod_of "$path" "$KIND_VERSION")
+  remote_replaces "$mod" | write_wrapper "$dir" "$path" "$KIND_VERSION"
+  rm -rf "$out"; mkdir -p "$out"
+  (cd "$dir" && "${GO_BUILD[@]}" -ldflags "-s -w" -o "$out/kind" "$path")
+  files="$(dirname "$mod")/$KIND_VERSION/images/base/files"
+  [ -d "$files" ] || files=$(cd "$dir" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' "$path")/images/base/files
+  [ -d "$files" ] || { log "kind's module has no images/base/files"; exit 1; }
+  rm -rf "$ROOT/share/kind-base-files"; mkdir -p "$ROOT/share"
+  cp -a "$files" "$ROOT/share/kind-base-files"
+  chmod -R u+w "$ROOT/share/kind-base-files"
+  install_bins "$out" kind
+}
+
+# kubeadm and kube-proxy, from the control plane's wrapper module.
+build_kubeadm() {
+  local out="$ROOT/out-kubeadm"
+  log "kubeadm and kube-proxy $K8S_VERSION"
+  k8s_wrapper
+  rm -rf "$out"; mkdir -p "$out"
+  (cd "$SRC/k8s" && "${GO_BUILD[@]}" -ldflags "$K8S_LDFLAGS" -o "$out/" \
+    k8s.io/kubernetes/cmd/kubeadm k8s.io/kubernetes/cmd/kube-proxy)
+  install_bins "$out" kubeadm
+}
+
+build_coredns() {
+  local dir="$SRC/coredns" mod out="$ROOT/out-coredns" path=github.com/coredns/coredns
+  log "coredns $COREDNS_VERSION"
+  mod=$(gomod_of "$path" "$COREDNS_VERSION")
+  remote_replaces "$mod" | write_wrapper "$dir" "$path" "$COREDNS_VERSION"
+  rm -rf "$out"; mkdir -p "$out"
+  (cd "$dir" && "${GO_BUILD[@]}" -ldflags "-s -w" -o "$out/coredns" "$path")
+  install_bins "$out" coredns
+}
+
 build_helm() {
   local dir="$SRC/helm" mod out="$ROOT/out-helm" major path ldflags kv kmaj kmin
   major=${HELM_VERSION%%.*}
@@ -282,24 +337,28 @@ build_helm() {
 
 start=$(date +%s)
 for c in "${todo[@]}"; do
-  is_cached "$c" && continue # another process built it while this one waited for the lock
-  adopt "$c" && continue
-  t0=$(date +%s)
-  case "$SHARED_COMPONENTS" in
-    *" $c "*)
-      # Built once for every release, in the shared directory (under its own lock), then linked here.
-      (
-        ROOT=$SHARED_ROOT BIN=$SHARED_ROOT/bin STAMPS=$SHARED_ROOT/stamps SRC=$SHARED_ROOT/src
-        mkdir -p "$BIN" "$STAMPS" "$SRC"
-        exec 8>"$ROOT/.lock"
-        flock 8
-        is_cached "$c" || "build_$c"
-      )
-      adopt "$c" || { log "$c: built but not found in $SHARED_ROOT"; exit 1; }
-      ;;
-    *) "build_$c" ;;
-  esac
-  log "$c built in $(($(date +%s) - t0))s"
+  exec 9>"$(lock_for "$c")"
+  flock 9
+  # Another process may have built it (or a release it can link) while this one waited for the lock.
+  if ! is_cached "$c" && ! adopt "$c"; then
+    t0=$(date +%s)
+    case "$SHARED_COMPONENTS" in
+      *" $c "*)
+        # Built once for every release, in the shared directory (under its own lock), then linked here.
+        (
+          ROOT=$SHARED_ROOT BIN=$SHARED_ROOT/bin STAMPS=$SHARED_ROOT/stamps SRC=$SHARED_ROOT/src
+          mkdir -p "$BIN" "$STAMPS" "$SRC"
+          exec 8>"$ROOT/.lock"
+          flock 8
+          is_cached "$c" || "build_$c"
+        )
+        adopt "$c" || { log "$c: built but not found in $SHARED_ROOT"; exit 1; }
+        ;;
+      *) "build_$c" ;;
+    esac
+    log "$c built in $(($(date +%s) - t0))s"
+  fi
+  exec 9>&-
 done
 log "done in $(($(date +%s) - start))s"
 echo "$BIN"

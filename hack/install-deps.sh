@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-14-dev
   openssl curl jq python3 util-linux
   runc containernetworking-plugins iproute2
+  docker.io mmdebstrap
 )
 
 missing=()

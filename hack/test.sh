@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install what is needed, build, build (or reuse) the local
-# Kubernetes control plane, and run every CTest test (unit, recordings, sanitizers, integration, e2e).
+# Kubernetes control plane, and run every CTest test (unit, recordings, sanitizers, integration, e2e; the kind tier
+# with LIKEN_KIND=1).
 #
 #   hack/test.sh [CTEST ARGS...]              everything, against Kubernetes v1.37.2
 #   hack/test.sh --k8s v1.34.4 [CTEST ARGS...]  the tiers that run a real Kubernetes (cluster, e2e, node) against
@@ -34,8 +35,14 @@ if [ "${LIKEN_SKIP_SANITIZE:-0}" != 1 ]; then
   ./hack/sanitize.sh address --build-only
   ./hack/sanitize.sh thread --build-only
 fi
+# The kind tier (label `kind`, test/kind/): LIKEN_KIND=1 runs it, 0 leaves it out. Its tools (kind, kubeadm,
+# kube-proxy, CoreDNS) are built here; its node image by the test itself, as that needs the Docker engine it starts.
+kind=${LIKEN_KIND:-0}
 if [ -x hack/build-control-plane.sh ] && [ "${LIKEN_SKIP_CLUSTER:-0}" != 1 ]; then
   ./hack/build-control-plane.sh
   ./hack/build-test-kubelet.sh
+  [ "$kind" != 1 ] || LIKEN_BUILD_PARTS=kind-tools ./hack/build-control-plane.sh >/dev/null
 fi
-ctest --test-dir build --output-on-failure -j"$jobs" "$@"
+skip=()
+[ "$kind" = 1 ] || skip=(-LE '^kind$')
+ctest --test-dir build --output-on-failure -j"$jobs" "${skip[@]}" "$@"

@@ -181,16 +181,17 @@ container_dev_nodes() {
 cdi_spec_file() { echo "$CDI_DIR/liken.sh-$(claim_uid "$1").json"; }
 cdi_spec_nodes() {
   node_sh "cat '$(cdi_spec_file "$1")'" |
-    jq -r '.devices[].containerEdits.deviceNodes[] | "\(.path) \(.type // "c") \(.major):\(.minor)"' | sort
+    jq -r '.devices[].containerEdits.deviceNodes[]? | "\(.path) \(.type // "c") \(.major):\(.minor)"' | sort
 }
 cdi_node_paths() { cdi_spec_nodes "$1" | awk '{ print $1 }' | paste -sd' '; }
 node_file_exists() { node_sh "[ -e '$1' ]"; }
 
-# The device-cgroup (v1) allow list of a pod's container, sorted; empty on cgroup v2.
+# The device-cgroup (v1) allow list of a pod's container, sorted; empty on cgroup v2. The directory is the container
+# ID (cgroupfs driver) or cri-containerd-<ID>.scope (systemd driver, as on kind's nodes).
 container_device_rules() {
   local id
   id=$(pod_container_id "$1")
-  node_sh "d=\$(find /sys/fs/cgroup/devices/ -type d -name '$id' 2>/dev/null | head -n 1); [ -n \"\$d\" ] && cat \"\$d/devices.list\"" | sort
+  node_sh "d=\$(find /sys/fs/cgroup/devices/ -type d -name '*$id*' 2>/dev/null | head -n 1); [ -n \"\$d\" ] && cat \"\$d/devices.list\"" | sort
 }
 cgroup_v1_devices() { node_sh '[ -d /sys/fs/cgroup/devices ]'; }
 

@@ -1,0 +1,315 @@
+# Scenarios that need several nodes with different hardware under one scheduler (the kind tier,
+# test/kind/scenarios.sh). Sourced after test/lib/checks.sh, never run. Each worker runs the driver on one recorded
+# machine (test/machines/), found by its label liken.sh/recording:
+#   laptop      an FTDI USB serial adapter (0403:6001: /dev/ttyUSB0 188:0, /dev/bus/usb/001/003 189:2), an iGPU
+#   gpu-server  two Radeon PRO W6800 (product 73a3), one per NUMA node, each render half with /dev/kfd
+#   amd-gpus    a W7900 (NUMA 0) and an Instinct MI210 (class 038000, NUMA 1: /dev/dri/renderD129 and /dev/kfd)
+#   usb-heavy   150 CP2102N USB serial adapters (two slices)
+# Besides what test/lib/checks.sh names, the caller defines node_sh to run on $NODE (it reads NODE when called) and
+# stop_node_kubelet NODE, and sets CDI_DIR and CLAIMS_DIR as seen on every node.
+
+node_for() { k get nodes -l "liken.sh/recording=$1" -o jsonpath='{.items[0].metadata.name}'; }
+pod_node() { k get pod "$1" -o jsonpath='{.spec.nodeName}'; }
+# Devices a node publishes, over all its slices.
+node_device_count() { k get resourceslices -o json | jq --arg n "$1" '[.items[] | select(.spec.nodeName == $n) | .spec.devices[]] | length'; }
+node_has_no_slices() { [ "$(slice_count "$1")" = 0 ]; }
+node_device_count_is() { [ "$(node_device_count "$1")" = "$2" ]; }
+# free_pod NAME CLAIM [template]: a workload pod with no node selector: the scheduler picks the node by its claim.
+free_pod() {
+  local NODE=""
+  if [ "${3:-}" = template ]; then workload_pod "$1" template "$2"; else workload_pod "$1" direct "$2"; fi
+}
+# claim_cel NAME CLASS CEL [COUNT]: a one-request claim whose request adds a CEL selector to the class's.
+claim_cel() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: $1, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: dev
+      exactly:
+        deviceClassName: $2
+        count: ${4:-1}
+        selectors:
+        - cel: {expression: '$3'}
+YAML
+}
+# gpu_pair_claim NAME ATTRIBUTE: render and display halves of one W6800 matching on ATTRIBUTE (constraint).
+gpu_pair_claim() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: $1, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: dev
+      exactly:
+        deviceClassName: gpu-render.liken.sh
+        selectors: [{cel: {expression: 'device.attributes["liken.sh"].product == "73a3"'}}]
+    - name: display
+      exactly:
+        deviceClassName: gpu-display.liken.sh
+        selectors: [{cel: {expression: 'device.attributes["liken.sh"].product == "73a3"'}}]
+    constraints:
+    - requests: [dev, display]
+      matchAttribute: $2
+YAML
+}
+device_attr() { # NODE DEVICE ATTRIBUTE: the value of one attribute in the node's slices
+  k get resourceslices -o json | jq -r --arg n "$1" --arg d "$2" --arg a "$3" \
+    '[.items[] | select(.spec.nodeName == $n) | .spec.devices[] | select(.name == $d) | .attributes[$a] | to_entries[0].value] | first'
+}
+
+# Each worker's driver is Ready and publishes its recording's devices; no node publishes another's.
+multinode_scenario_drivers_ready() {
+  local r n want
+  for r in laptop:11 gpu-server:12 amd-gpus:9 usb-heavy:150; do
+    want=${r#*:}; r=${r%:*}
+    n=$(node_for "$r")
+    [ -n "$n" ] || { fail "no node labelled liken.sh/recording=$r"; continue; }
+    if NODE=$n wait_until 300 driver_ready && wait_until 180 node_device_count_is "$n" "$want"; then
+      pass "$r node $n: driver Ready, $want devices in $(slice_count "$n") slice(s)"
+    else
+      fail "$r node $n: driver $(NODE=$n driver_pod || true) ready=$(NODE=$n driver_ready && echo yes || echo no), $(node_device_count "$n") devices (want $want)"
+    fi
+  done
+  expect_eq "the control-plane node publishes nothing" 0 "$(node_device_count "$(k get nodes -l node-role.kubernetes.io/control-plane -o jsonpath='{.items[0].metadata.name}')")"
+}
+
+# expect_placed POD RECORDING: the pod runs, on the node with that recording.
+expect_placed() {
+  local want
+  want=$(node_for "$2")
+  if wait_until 180 pod_running "$1"; then
+    expect_eq "$1 ($(claim_devices "$(pod_claim "$1")")) placed on the $2 node" "$want" "$(pod_node "$1")"
+  else
+    fail "$1 is $(pod_phase "$1") on [$(pod_node "$1")]: $(pod_scheduling "$1")"
+  fi
+}
+
+# The scheduler places each pod where its device is; a claim no node can satisfy stays Pending with the reason.
+# The GPU server's pair claims: render and display of one card (by address) and of one NUMA node.
+multinode_scenario_placement() {
+  claim_cel serial-ftdi serial.liken.sh 'device.attributes["liken.sh"].vendor == "0403"'
+  free_pod place-serial serial-ftdi
+  gpu_pair_claim card-pair liken.sh/address
+  free_pod place-card card-pair
+  gpu_pair_claim numa-pair resource.kubernetes.io/numaNode
+  free_pod place-numa numa-pair
+  claim_cel mi210 gpu-render.liken.sh 'device.attributes["liken.sh"].classCode == "038000"'
+  free_pod place-kfd mi210
+  claim_cel two-mi210 gpu-render.liken.sh 'device.attributes["liken.sh"].classCode == "038000"' 2
+  free_pod place-none two-mi210
+  expect_placed place-serial laptop
+  expect_placed place-card gpu-server
+  expect_placed place-numa gpu-server
+  expect_placed place-kfd amd-gpus
+  local devs gs numas why
+  devs=$(claim_devices card-pair)
+  case "$devs" in
+    "pci-0000-03-00-0 pci-0000-03-00-0-display" | "pci-0000-83-00-0 pci-0000-83-00-0-display") pass "card-pair: render and display of one card ($devs)" ;;
+    *) fail "card-pair split across cards: $devs" ;;
+  esac
+  gs=$(node_for gpu-server)
+  numas=$(for d in $(claim_devices numa-pair); do device_attr "$gs" "$d" resource.kubernetes.io/numaNode; done | sort -u)
+  [ "$(echo "$numas" | wc -l)" = 1 ] && [ -n "$numas" ] && [ "$numas" != null ] &&
+    pass "numa-pair: render and display on one NUMA node ($numas: $(claim_devices numa-pair))" ||
+    fail "numa-pair spans NUMA nodes [$(echo "$numas" | paste -sd' ')]: $(claim_devices numa-pair)"
+  wait_until 60 pod_scheduling_decided place-none || true
+  why=$(pod_scheduling place-none)
+  if [ "$(pod_phase place-none)" = Pending ] && grep -q Unschedulable <<<"$why" && grep -qi claim <<<"$why"; then
+    pass "a claim for two MI210s (one exists, on the AMD node) stays Pending: $why"
+  else
+    fail "place-none: phase $(pod_phase place-none) on [$(pod_node place-none)], scheduling [$why]"
+  fi
+  delete_pods place-none
+}
+
+# On each node, the container gets exactly its claim's nodes (/dev and, on cgroup v1, the device cgroup).
+multinode_scenario_exact_dev() {
+  local p r other NODE
+  for p in place-serial:laptop:"c 226 0" place-numa:gpu-server:"c 226 130" place-kfd:amd-gpus:"c 226 128"; do
+    r=$(cut -d: -f2 <<<"$p"); other=$(cut -d: -f3 <<<"$p"); p=${p%%:*}
+    NODE=$(node_for "$r")
+    workload_pod "base-$r"
+    wait_until 120 pod_running "base-$r" || { fail "baseline pod on $NODE: $(pod_phase "base-$r")"; continue; }
+    pod_running "$p" || { fail "$p is not running"; continue; }
+    check_container_devices "base-$r" "$p" "$other"
+  done
+  NODE=$(node_for amd-gpus)
+  expect_eq "the MI210 claim's CDI spec names its render node and /dev/kfd" "/dev/dri/renderD129 /dev/kfd" "$(cdi_node_paths mi210)"
+  delete_pods base-laptop base-gpu-server base-amd-gpus
+}
+
+# deployment NAME TEMPLATE AFFINITY-JSON: one replica with a claim from TEMPLATE.
+deployment() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $1, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1, role: liken-drain}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      enableServiceLinks: false
+      affinity: $3
+      containers:
+      - name: c
+        image: $WORKLOAD_IMAGE
+        imagePullPolicy: $PULL_POLICY
+        command: [sleep, "86400"]
+        resources: {claims: [{name: dev}]}
+      resourceClaims:
+      - name: dev
+        resourceClaimTemplateName: $2
+YAML
+}
+deployment_pod() { k get pods -l "app=$1" --field-selector=status.phase!=Succeeded -o json | jq -r '[.items[] | select(.metadata.deletionTimestamp == null)][0].metadata.name // empty'; }
+deployment_running_on() { local p; p=$(deployment_pod "$1") && [ -n "$p" ] && pod_running "$p" && [ "$(pod_node "$p")" = "$2" ]; }
+pod_pending_unschedulable() { [ "$(pod_phase "$1")" = Pending ] && pod_scheduling "$1" | grep -q Unschedulable; }
+
+# kubectl drain of the AMD node: its pods with claims are evicted, the kubelet unprepares them there (CDI specs and
+# records gone); a pod whose device exists elsewhere lands there, one whose device exists nowhere else stays Pending.
+multinode_scenario_drain() {
+  local amd gs p claim uid spec specs=() records=() i ok
+  amd=$(node_for amd-gpus); gs=$(node_for gpu-server)
+  k apply -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: mi210-template, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: dev
+        exactly:
+          deviceClassName: gpu-render.liken.sh
+          selectors: [{cel: {expression: 'device.attributes["liken.sh"].classCode == "038000"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: amd-render-template, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: dev
+        exactly:
+          deviceClassName: gpu-render.liken.sh
+          selectors: [{cel: {expression: 'device.attributes["liken.sh"].vendor == "1002"'}}]
+YAML
+  deployment drain-kfd mi210-template '{}'
+  # Any AMD render half: on the AMD node first (required there), then relaxed to both AMD machines.
+  deployment drain-render amd-render-template "{\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": {\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"liken.sh/recording\", \"operator\": \"In\", \"values\": [\"amd-gpus\", \"gpu-server\"]}]}]}, \"preferredDuringSchedulingIgnoredDuringExecution\": [{\"weight\": 100, \"preference\": {\"matchExpressions\": [{\"key\": \"liken.sh/recording\", \"operator\": \"In\", \"values\": [\"amd-gpus\"]}]}}]}}"
+  for p in drain-kfd drain-render; do
+    if wait_until 180 deployment_running_on "$p" "$amd"; then
+      pass "$p runs on the AMD node with $(claim_devices "$(pod_claim "$(deployment_pod "$p")")")"
+    else
+      p=$(deployment_pod "$p")
+      fail "$p not running on $amd: $(pod_phase "$p") on [$(pod_node "$p")] $(pod_scheduling "$p")"
+      return 1
+    fi
+  done
+  local NODE=$amd
+  for p in drain-kfd drain-render; do
+    claim=$(pod_claim "$(deployment_pod "$p")"); uid=$(claim_uid "$claim")
+    specs+=("$CDI_DIR/liken.sh-$uid.json"); records+=("$CLAIMS_DIR/$uid.json")
+  done
+  ok=1
+  for i in 0 1; do node_file_exists "${specs[$i]}" && node_file_exists "${records[$i]}" || ok=0; done
+  [ $ok = 1 ] && pass "both claims prepared on $amd (CDI specs and records)" || fail "claims on $amd lack CDI specs or records"
+  if k drain "$amd" --ignore-daemonsets --delete-emptydir-data --force --timeout=180s >/dev/null 2>&1; then
+    pass "kubectl drain $amd"
+  else
+    fail "kubectl drain $amd failed"
+  fi
+  if wait_until 120 node_sh "for f in ${specs[*]} ${records[*]}; do [ ! -e \$f ] || exit 1; done"; then
+    pass "the kubelet on $amd unprepared the evicted pods' claims (CDI specs and records gone)"
+  else
+    fail "after drain, left on $amd: $(node_sh "ls ${specs[*]} ${records[*]} 2>/dev/null" | paste -sd' ')"
+  fi
+  if wait_until 180 deployment_running_on drain-render "$gs"; then
+    pass "drain-render's new pod runs on the GPU server with $(claim_devices "$(pod_claim "$(deployment_pod drain-render)")")"
+  else
+    p=$(deployment_pod drain-render); fail "drain-render: $p $(pod_phase "$p") on [$(pod_node "$p")] $(pod_scheduling "$p")"
+  fi
+  p=$(deployment_pod drain-kfd)
+  wait_until 60 pod_pending_unschedulable "$p" || true
+  if pod_pending_unschedulable "$p"; then
+    pass "drain-kfd's new pod stays Pending (the MI210 exists only on the drained node): $(pod_scheduling "$p")"
+  else
+    fail "drain-kfd's new pod $p: $(pod_phase "$p") on [$(pod_node "$p")] $(pod_scheduling "$p")"
+  fi
+  k uncordon "$amd" >/dev/null
+  if wait_until 180 deployment_running_on drain-kfd "$amd"; then
+    pass "after uncordon, drain-kfd runs on $amd again"
+  else
+    p=$(deployment_pod drain-kfd); fail "after uncordon: $p $(pod_phase "$p") $(pod_scheduling "$p")"
+  fi
+}
+
+# Every running workload pod with a claim: "POD NODE CLAIM-UID", one a line.
+prepared_claims() {
+  k get pods -l 'app' -o json | jq -r '.items[] | select(.status.phase == "Running") | .metadata.name' | while read -r p; do
+    local c; c=$(pod_claim "$p"); [ -n "$c" ] && echo "$p $(pod_node "$p") $(claim_uid "$c")"
+  done
+}
+claims_files_present() { # lines of "POD NODE UID" on stdin: each claim's CDI spec and record on its node
+  local p n u
+  while read -r p n u; do NODE=$n node_sh "[ -e '$CDI_DIR/liken.sh-$u.json' ] && [ -e '$CLAIMS_DIR/$u.json' ]" || { echo "$p"; }; done
+}
+
+kept_driver_pods() { local p; for p in $(driver_pods); do case " $1 " in *" $p "*) echo "$p" ;; esac; done; }
+old_driver_pods_gone() { [ -z "$(kept_driver_pods "$ROLLOUT_BEFORE")" ]; }
+# helm upgrade of the release rolls every worker's driver; every prepared claim stays prepared, the pods keep
+# running, and new claims prepare afterwards. $@: the command that upgrades (e.g. helm_driver upgrade --set ...).
+multinode_scenario_rollout() {
+  local before after claims missing p
+  claims=$(prepared_claims)
+  [ -n "$claims" ] || { fail "no prepared claims before the rollout"; return 1; }
+  before=$(driver_pods)
+  "$@" >/dev/null 2>&1 || { fail "helm upgrade: $*"; return 1; }
+  # helm's --wait returns once the new pods are Ready; an old one may still be terminating.
+  ROLLOUT_BEFORE=$before wait_until 120 old_driver_pods_gone || true
+  after=$(driver_pods)
+  expect_eq "every driver pod was replaced by the rollout ($(echo "$after" | wc -w) workers)" "" "$(kept_driver_pods "$before")"
+  missing=$(claims_files_present <<<"$claims")
+  expect_eq "the $(echo "$claims" | wc -l) prepared claims keep their CDI specs and records through the rollout" "" "$missing"
+  for p in $(awk '{ print $1 }' <<<"$claims"); do pod_running "$p" || missing+=" $p"; done
+  expect_eq "their pods keep running" "" "$missing"
+  # The laptop's iGPU render half (shareable; its serial adapter is held by place-serial).
+  claim_cel after-rollout gpu-render.liken.sh 'device.attributes["liken.sh"].vendor == "8086"'
+  free_pod after-rollout after-rollout
+  expect_placed after-rollout laptop
+  delete_pods after-rollout
+}
+
+# A Node deleted from the cluster: its slices are garbage-collected through their owner reference; no other
+# node's slice and no claim changes.
+multinode_scenario_node_delete() {
+  local gone others_before others_after claims_before claims_after
+  gone=$(node_for usb-heavy)
+  others_before=$(k get resourceslices -o json | jq -r --arg n "$gone" '.items[] | select(.spec.nodeName != $n) | "\(.metadata.name) \(.metadata.resourceVersion)"' | sort)
+  claims_before=$(k get resourceclaims -o json | jq -r '.items[] | "\(.metadata.name) \(.metadata.resourceVersion)"' | sort)
+  expect_eq "$gone publishes its slices before" 2 "$(slice_count "$gone")"
+  jq -e --arg n "$gone" 'all(.items[] | select(.spec.nodeName == $n); .metadata.ownerReferences[0].kind == "Node")' \
+    <(k get resourceslices -o json) >/dev/null && pass "$gone's slices are owned by its Node" || fail "$gone's slices lack a Node owner"
+  # The node's kubelet would register the Node again: stop it first.
+  stop_node_kubelet "$gone"
+  k delete node "$gone" --wait=true --timeout=60s >/dev/null
+  if wait_until 120 node_has_no_slices "$gone"; then
+    pass "the deleted Node's slices are garbage-collected"
+  else
+    fail "slices of deleted node $gone remain: $(slice_count "$gone")"
+  fi
+  others_after=$(k get resourceslices -o json | jq -r --arg n "$gone" '.items[] | select(.spec.nodeName != $n) | "\(.metadata.name) \(.metadata.resourceVersion)"' | sort)
+  claims_after=$(k get resourceclaims -o json | jq -r '.items[] | "\(.metadata.name) \(.metadata.resourceVersion)"' | sort)
+  expect_eq "no other node's slice changed" "$others_before" "$others_after"
+  expect_eq "no claim changed" "$claims_before" "$claims_after"
+}
