@@ -253,11 +253,11 @@ TEST_F(ClaimStatusControllerTest, TheSchedulersExtendedResourceClaimGetsEntries)
   started_ = true;
   DriveUntil(&clock_, [&] { return cache_->GetCached("ns1", name, "uid-ext").ok(); });
   controller_->SetPrepared(Prepared(name, "uid-ext"));
-  EXPECT_EQ(controller_->DrainForTest(), 1);
+  EXPECT_EQ(Settle(), 1);
   EXPECT_THAT(Entries(name), ::testing::ElementsAre("pci-0000-00-02-0:Ready=True/Prepared",
                                                     "usb-1-1:Ready=True/Prepared"));
   controller_->SetUnprepared("ns1", name, "uid-ext");
-  controller_->DrainForTest();
+  Settle();
   EXPECT_TRUE(Entries(name).empty());
   EXPECT_THAT(Entries(name, "other.example.com"), ::testing::ElementsAre("eth0:Ready=True/Up"));
 }
