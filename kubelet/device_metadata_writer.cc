@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "cdi/claim_spec.h"
@@ -96,22 +98,29 @@ std::string DeviceMetadataStore::HostPath(absl::string_view claim_uid, absl::str
 }
 
 absl::Status DeviceMetadataStore::Write(absl::string_view claim_uid, const std::vector<cdi::DeviceMetadata>& files) const {
-  // Every write and removal goes through directory handles opened without following a symlink, from the root
-  // down: a link planted anywhere on the way is refused, never written or removed through.
+  // The root, the claim's directory and each request's are checked not to be symlinks before anything is written
+  // in them; the file itself is written through a handle of its directory (WriteFileAtomically).
   auto root = OpenRoot(root_, /*create=*/true);
   if (!root.ok()) return root.status();
   const std::string uid(claim_uid);
   const std::string claim_dir = absl::StrCat(root_, "/", uid);
-  auto claim = OpenOrMakeDirectoryAt(root->get(), root_, uid);
-  if (!claim.ok()) return claim.status();
+  // The claim's and each request's directory: made if missing, and refused if anything but a directory (a planted
+  // symlink is never written through). mkdir does not follow a link in the last component.
+  const auto make_real_directory = [](const std::string& dir) -> absl::Status {
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::InternalError(absl::StrCat("create directory ", dir, ": ", std::strerror(errno)));
+    }
+    auto checked = OpenDirectoryNoFollow(dir);
+    return checked.ok() ? absl::OkStatus() : checked.status();
+  };
+  if (auto s = make_real_directory(claim_dir); !s.ok()) return s;
   std::vector<std::string> wanted;
   for (const auto& f : files) {
     const std::string base = cdi::BaseRequestName(f.request);
-    auto request = OpenOrMakeDirectoryAt(claim->get(), claim_dir, base);
-    if (!request.ok()) return request.status();
-    if (auto s = WriteFileAtomicallyAt(request->get(), absl::StrCat(claim_dir, "/", base),
-                                       cdi::MetadataFileName(discovery::kDriverName),
-                                       cdi::EncodeDeviceMetadataStream(f), durability_);
+    const std::string dir = absl::StrCat(claim_dir, "/", base);
+    if (auto s = make_real_directory(dir); !s.ok()) return s;
+    if (auto s = WriteFileAtomically(dir, cdi::MetadataFileName(discovery::kDriverName),
+                                     cdi::EncodeDeviceMetadataStream(f), durability_);
         !s.ok()) {
       return s;
     }
@@ -119,6 +128,8 @@ absl::Status DeviceMetadataStore::Write(absl::string_view claim_uid, const std::
   }
   auto present = ListDirectory(claim_dir);
   if (!present.ok()) return absl::IsNotFound(present.status()) ? absl::OkStatus() : present.status();
+  auto claim = OpenDirectoryNoFollow(claim_dir);
+  if (!claim.ok()) return claim.status();
   for (const auto& name : *present) {
     if (std::find(wanted.begin(), wanted.end(), name) != wanted.end()) continue;
     if (auto s = RemoveTreeAt(claim->get(), claim_dir, name); !s.ok()) return s;
