@@ -1,6 +1,7 @@
 #include "kubelet/device_metadata_writer.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -45,6 +46,36 @@ std::map<std::string, cdi::MetadataValue> MetadataAttributes(const DeliveredDevi
   }
   if (!paths.empty()) out[kAttrDevicePaths] = std::move(paths);
   return out;
+}
+
+bool IsDirectoryNoFollow(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+absl::Status RemovePath(const std::string& path) {
+  if (::unlink(path.c_str()) == 0 || errno == ENOENT) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("remove ", path, ": ", std::strerror(errno)));
+}
+
+absl::Status RemoveDirectory(const std::string& path) {
+  if (::rmdir(path.c_str()) == 0 || errno == ENOENT) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("remove directory ", path, ": ", std::strerror(errno)));
+}
+
+// Removes a request directory: its entries (files, links, leftover temp files) and itself.
+absl::Status RemoveRequestDir(const std::string& dir) {
+  auto names = ListDirectory(dir);
+  if (!names.ok()) return absl::IsNotFound(names.status()) ? absl::OkStatus() : names.status();
+  for (const auto& name : *names) {
+    if (auto s = RemovePath(absl::StrCat(dir, "/", name)); !s.ok()) return s;
+  }
+  return RemoveDirectory(dir);
+}
+
+// Removes an entry of a claim's directory: a request directory with its files, or anything else (never followed).
+absl::Status RemoveEntry(const std::string& path) {
+  return IsDirectoryNoFollow(path) ? RemoveRequestDir(path) : RemovePath(path);
 }
 
 // The root, opened without following a symlink; created (with its parents) when missing and `create`.
@@ -128,11 +159,9 @@ absl::Status DeviceMetadataStore::Write(absl::string_view claim_uid, const std::
   }
   auto present = ListDirectory(claim_dir);
   if (!present.ok()) return absl::IsNotFound(present.status()) ? absl::OkStatus() : present.status();
-  auto claim = OpenDirectoryNoFollow(claim_dir);
-  if (!claim.ok()) return claim.status();
   for (const auto& name : *present) {
     if (std::find(wanted.begin(), wanted.end(), name) != wanted.end()) continue;
-    if (auto s = RemoveTreeAt(claim->get(), claim_dir, name); !s.ok()) return s;
+    if (auto s = RemoveEntry(absl::StrCat(claim_dir, "/", name)); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -161,7 +190,14 @@ bool DeviceMetadataStore::Present(absl::string_view claim_uid, const std::vector
 absl::Status DeviceMetadataStore::Remove(absl::string_view claim_uid) const {
   auto root = OpenRoot(root_, /*create=*/false);  // a symlinked root: refused, nothing in its target removed
   if (!root.ok()) return absl::IsNotFound(root.status()) ? absl::OkStatus() : root.status();
-  return RemoveTreeAt(root->get(), root_, std::string(claim_uid));
+  const std::string claim_dir = absl::StrCat(root_, "/", claim_uid);
+  if (!IsDirectoryNoFollow(claim_dir)) return RemovePath(claim_dir);  // absent, or something planted: unlinked
+  auto names = ListDirectory(claim_dir);
+  if (!names.ok()) return absl::IsNotFound(names.status()) ? absl::OkStatus() : names.status();
+  for (const auto& name : *names) {
+    if (auto s = RemoveEntry(absl::StrCat(claim_dir, "/", name)); !s.ok()) return s;
+  }
+  return RemoveDirectory(claim_dir);
 }
 
 DeviceMetadataStore::RootState DeviceMetadataStore::RootStateNow() const {
