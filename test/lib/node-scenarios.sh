@@ -485,6 +485,8 @@ pod_extended_claim() { k get pod "$1" -o jsonpath='{.status.extendedResourceClai
 # scheduler's claim, prepared from the node's claim cache (0 fallbacks), with its metadata file under
 # resourceclaims/<claim>/<request>/ and this driver's status entries; deleting the pod unprepares the claim and the
 # scheduler's claim goes away.
+# claim_has_device_status CLAIM: the claim has a status.devices entry of liken.sh (a function, for wait_until).
+claim_has_device_status() { [ -n "$(claim_device_status "$1")" ]; }
 node_scenario_extended_resources() {
   k apply -f - >/dev/null <<'YAML'
 apiVersion: resource.k8s.io/v1
@@ -510,7 +512,7 @@ YAML
     got=$(k exec "$p" -- cat "/var/run/kubernetes.io/dra-device-attributes/resourceclaims/$claim/$request/liken.sh-metadata.json" 2>&1 |
       jq -rs '.[0] | [.metadata.name, (.podClaimName // "none"), .requests[0].name] | join(" ")' 2>&1)
     expect_eq "$p: its metadata file is under resourceclaims/<claim>/<request>/" "$claim none $request" "$got"
-    wait_until 30 sh -c "[ -n \"\$(claim_device_status '$claim')\" ]" &&
+    wait_until 30 claim_has_device_status "$claim" &&
       pass "$p: status.devices of the scheduler's claim: $(claim_device_status "$claim" | paste -sd'|')" ||
       fail "$p: no status.devices entry of liken.sh on $claim"
   done
