@@ -531,6 +531,8 @@ YAML
 
 # Admin access: an exclusive display half held by one pod is reached at the same time by an admin-access claim in a
 # namespace labelled resource.kubernetes.io/admin-access=true; the holder keeps running, undisturbed.
+# admin_pod_running: the admin-access pod runs (a function, for wait_until: sh -c cannot call k).
+admin_pod_running() { [ "$(k -n liken-admin get pod admin-pod -o jsonpath='{.status.phase}')" = Running ]; }
 node_scenario_admin_access() {
   claim admin-held gpu-display.liken.sh
   workload_pod admin-holder direct admin-held
@@ -548,7 +550,7 @@ spec:
       exactly: {deviceClassName: gpu-display.liken.sh, adminAccess: true}
 YAML
   workload_pod_yaml admin-pod direct display-admin | sed 's/namespace: default/namespace: liken-admin/' | k apply -f - >/dev/null
-  if wait_until 120 sh -c '[ "$(k -n liken-admin get pod admin-pod -o jsonpath={.status.phase})" = Running ]'; then
+  if wait_until 120 admin_pod_running; then
     pass "admin-pod Running with the display half admin-held holds ($(k -n liken-admin get resourceclaim display-admin -o jsonpath='{.status.allocation.devices.results[0].device} adminAccess={.status.allocation.devices.results[0].adminAccess}'))"
   else
     fail "admin-pod: $(k -n liken-admin get pod admin-pod -o jsonpath='{.status.conditions}' | head -c 600)"
