@@ -154,21 +154,6 @@ absl::StatusOr<ScopedFd> OpenDirectoryNoFollow(const std::string& dir) {
   return FileError(err == ENOTDIR ? ENOENT : err, absl::StrCat("open directory ", dir));
 }
 
-absl::StatusOr<ScopedFd> OpenOrMakeDirectoryAt(int dirfd, const std::string& dir, const std::string& name) {
-  if (!ValidName(name)) return absl::InvalidArgumentError(absl::StrCat("invalid directory name '", name, "'"));
-  if (::mkdirat(dirfd, name.c_str(), 0755) != 0 && errno != EEXIST) {
-    return FileError(errno, absl::StrCat("create directory ", dir, "/", name));
-  }
-  ScopedFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (fd.get() >= 0) return fd;
-  const int err = errno;
-  if (err == ELOOP || err == ENOTDIR) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(dir, "/", name, " is a symlink or not a directory; refusing to follow it"));
-  }
-  return FileError(err, absl::StrCat("open directory ", dir, "/", name));
-}
-
 absl::Status WriteFileAtomicallyAt(int dirfd, const std::string& dir, const std::string& name,
                                    const std::string& content, Durability durability) {
   if (!ValidName(name)) return absl::InvalidArgumentError(absl::StrCat("invalid file name '", name, "'"));
@@ -189,53 +174,6 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
   return WriteFileAtomicallyAt(dirfd->get(), dir, name, content, durability);
 }
 
-namespace {
-
-constexpr int kMaxRemoveDepth = 8;
-
-absl::Status RemoveTreeAtDepth(int dirfd, const std::string& dir, const std::string& name, int depth) {
-  const std::string path = absl::StrCat(dir, "/", name);
-  if (::unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) return absl::OkStatus();
-  if (errno != EISDIR && errno != EPERM) return FileError(errno, absl::StrCat("remove ", path));
-  // A directory (unlink of one is EISDIR on Linux, EPERM elsewhere): empty it through a handle that does not
-  // follow a link swapped in meanwhile, then remove it.
-  if (depth >= kMaxRemoveDepth) {
-    return absl::FailedPreconditionError(absl::StrCat("remove ", path, ": nested deeper than ", kMaxRemoveDepth));
-  }
-  ScopedFd sub(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (sub.get() < 0) {
-    if (errno == ENOENT) return absl::OkStatus();
-    return FileError(errno, absl::StrCat("open directory ", path));
-  }
-  int listfd = ::dup(sub.get());
-  if (listfd < 0) return FileError(errno, absl::StrCat("list directory ", path));
-  DIR* listing = ::fdopendir(listfd);
-  if (listing == nullptr) {
-    int err = errno;
-    ::close(listfd);
-    return FileError(err, absl::StrCat("list directory ", path));
-  }
-  std::vector<std::string> entries;
-  while (struct dirent* entry = ::readdir(listing)) {
-    const std::string_view entry_name = entry->d_name;
-    if (entry_name != "." && entry_name != "..") entries.emplace_back(entry_name);
-  }
-  ::closedir(listing);
-  for (const auto& entry : entries) {
-    if (auto s = RemoveTreeAtDepth(sub.get(), path, entry, depth + 1); !s.ok()) return s;
-  }
-  if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
-    return FileError(errno, absl::StrCat("remove directory ", path));
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name) {
-  if (!ValidName(name)) return absl::InvalidArgumentError(absl::StrCat("invalid file name '", name, "'"));
-  return RemoveTreeAtDepth(dirfd, dir, name, 0);
-}
 
 std::vector<absl::Status> WriteFilesAtomically(const std::string& dir, const std::vector<FileWrite>& files) {
   if (files.size() == 1) return {WriteFileAtomically(dir, files[0].name, files[0].content)};

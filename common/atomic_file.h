@@ -29,25 +29,15 @@ enum class Durability {
 absl::Status WriteFileAtomically(const std::string& dir, const std::string& name, const std::string& content,
                                  Durability durability = Durability::kSynced);
 
-// Opens the directory `dir` for the *At functions below. Its last segment is never followed: a symlink there is
+// Opens the directory `dir` for WriteFileAtomicallyAt and *at(2) calls. Its last segment is never followed: a symlink there is
 // FailedPrecondition naming `dir` (earlier segments may be links, as /var/run is to /run). NotFound when absent.
 // Thread-safe.
 absl::StatusOr<ScopedFd> OpenDirectoryNoFollow(const std::string& dir);
-
-// Opens the subdirectory `name` of the directory open as `dirfd` (called `dir` in errors), creating it (mode 0755)
-// when missing. A symlink or other file at `name` is FailedPrecondition: never followed. Thread-safe.
-absl::StatusOr<ScopedFd> OpenOrMakeDirectoryAt(int dirfd, const std::string& dir, const std::string& name);
 
 // WriteFileAtomically into the directory open as `dirfd` (called `dir` in errors): the write, its rename and the
 // directory fsync all go through that one handle. Thread-safe for distinct names.
 absl::Status WriteFileAtomicallyAt(int dirfd, const std::string& dir, const std::string& name,
                                    const std::string& content, Durability durability = Durability::kSynced);
-
-// Removes the entry `name` of the directory open as `dirfd` (called `dir` in errors) and, when it is a directory,
-// everything in it (at most 8 levels deep: deeper is FailedPrecondition), each through a handle opened without
-// following a symlink: a planted link is removed itself, never what it points to. Succeeds when absent.
-// Thread-safe.
-absl::Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name);
 
 // One file of a batch: its name in the directory and its new content.
 struct FileWrite {

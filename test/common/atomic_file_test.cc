@@ -144,34 +144,5 @@ TEST_F(AtomicFileTest, ASymlinkedDirectoryIsRefusedByNameAndNothingInItsTargetRe
   EXPECT_EQ(Read("real/f"), "keep");
 }
 
-TEST_F(AtomicFileTest, RemoveTreeRemovesLinksThemselvesNeverTheirTargets) {
-  ASSERT_EQ(::mkdir((dir_ + "/victim").c_str(), 0755), 0);
-  std::ofstream(dir_ + "/victim/keep") << "keep";
-  ASSERT_TRUE(MakeDirectories(dir_ + "/tree/a/b").ok());
-  std::ofstream(dir_ + "/tree/a/b/file") << "x";
-  std::ofstream(dir_ + "/tree/top") << "x";
-  ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), (dir_ + "/tree/a/dirlink").c_str()), 0);
-  ASSERT_EQ(::symlink((dir_ + "/victim/keep").c_str(), (dir_ + "/tree/a/b/filelink").c_str()), 0);
-  auto root = OpenDirectoryNoFollow(dir_);
-  ASSERT_TRUE(root.ok()) << root.status();
-  ASSERT_TRUE(RemoveTreeAt(root->get(), dir_, "tree").ok());
-  EXPECT_FALSE(std::filesystem::exists(dir_ + "/tree"));
-  EXPECT_EQ(Read("victim/keep"), "keep");
-  EXPECT_TRUE(RemoveTreeAt(root->get(), dir_, "tree").ok()) << "absent: fine";
-  EXPECT_TRUE(absl::IsInvalidArgument(RemoveTreeAt(root->get(), dir_, "..")));
-}
-
-TEST_F(AtomicFileTest, SubdirectoriesAreMadeAndOpenedWithoutFollowingALink) {
-  auto root = OpenDirectoryNoFollow(dir_);
-  ASSERT_TRUE(root.ok()) << root.status();
-  auto sub = OpenOrMakeDirectoryAt(root->get(), dir_, "sub");
-  ASSERT_TRUE(sub.ok()) << sub.status();
-  ASSERT_TRUE(WriteFileAtomicallyAt(sub->get(), dir_ + "/sub", "f", "v").ok());
-  EXPECT_EQ(Read("sub/f"), "v");
-  ASSERT_EQ(::mkdir((dir_ + "/victim").c_str(), 0755), 0);
-  ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), (dir_ + "/planted").c_str()), 0);
-  EXPECT_TRUE(absl::IsFailedPrecondition(OpenOrMakeDirectoryAt(root->get(), dir_, "planted").status()));
-}
-
 }  // namespace
 }  // namespace liken

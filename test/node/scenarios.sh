@@ -94,7 +94,7 @@ scenario_cdi_dir_emptied() { node_scenario_cdi_dir_emptied; delete_pods keep-1; 
 scenario_delivered_nodes_read() {
   helm_driver upgrade --set testRecording="$HARMLESS" >/dev/null ||
     { fail "helm upgrade to the harmless-numbers recording"; return 1; }
-  wait_until 60 sh -c "driver_metrics | grep -q '^liken_published_devices'" || true
+  wait_until 60 driver_serves_metrics || true
   node_scenario_delivered_nodes_read
 }
 
