@@ -134,7 +134,8 @@ absl::StatusOr<SlicePlan> SliceSync::Plan(const std::vector<apis::ResourceSlice>
 
 bool SliceSync::Create(const SliceAction& action, Applied* applied) {
   const std::string& name = action.target.metadata.name;
-  auto reply = client_->Create(informers::ResourceSlicesPath(), apis::ResourceSliceToJson(action.body));
+  const nlohmann::json body = apis::ResourceSliceToJson(action.body);
+  auto reply = client_->Create(informers::ResourceSlicesPath(), body);
   Report("create", reply.status());
   if (!reply.ok()) {
     if (reply.status().code() == absl::StatusCode::kAlreadyExists) Refresh(name);
@@ -142,14 +143,15 @@ bool SliceSync::Create(const SliceAction& action, Applied* applied) {
     return false;
   }
   writes_.RecordWrite(action.body, *reply);
-  if (features_ != nullptr) features_->ObserveSliceWrite(apis::ResourceSliceToJson(action.body), *reply);
+  if (features_ != nullptr) features_->ObserveSliceWrite(body, *reply);
   ++applied->result.created;
   return true;
 }
 
 bool SliceSync::Update(const SliceAction& action, Applied* applied) {
   const std::string& name = action.target.metadata.name;
-  auto reply = client_->Update(informers::ResourceSlicePath(name), apis::ResourceSliceToJson(action.body));
+  const nlohmann::json body = apis::ResourceSliceToJson(action.body);
+  auto reply = client_->Update(informers::ResourceSlicePath(name), body);
   Report("update", reply.status());
   if (!reply.ok()) {
     if (reply.status().code() == absl::StatusCode::kNotFound) {
@@ -163,7 +165,7 @@ bool SliceSync::Update(const SliceAction& action, Applied* applied) {
     return false;
   }
   writes_.RecordWrite(action.body, *reply);
-  if (features_ != nullptr) features_->ObserveSliceWrite(apis::ResourceSliceToJson(action.body), *reply);
+  if (features_ != nullptr) features_->ObserveSliceWrite(body, *reply);
   ++applied->result.updated;
   return true;
 }
