@@ -172,6 +172,32 @@ fixed_leftovers() {
   return 0
 }
 
+# The chains the upstream kubelet adds to the machine's iptables and ip6tables (its canaries, the iptables hint, and
+# KUBE-FIREWALL with its INPUT and OUTPUT jumps); a node of this kind is the only kubelet on the machine.
+KUBELET_CHAINS=(KUBE-FIREWALL KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT)
+kubelet_iptables_chains() {
+  local cmd
+  for cmd in iptables-save ip6tables-save; do
+    command -v "$cmd" >/dev/null 2>&1 || continue
+    "$cmd" 2>/dev/null | grep -E "^:($(IFS='|'; echo "${KUBELET_CHAINS[*]}")) " | sed "s/^:\([^ ]*\) .*/${cmd%-save} \1/"
+  done | sort -u
+}
+remove_kubelet_iptables_chains() {
+  local cmd table chain
+  for cmd in iptables ip6tables; do
+    command -v "$cmd" >/dev/null 2>&1 || continue
+    for chain in INPUT OUTPUT; do
+      while "$cmd" -w 5 -t filter -D "$chain" -j KUBE-FIREWALL 2>/dev/null; do :; done
+    done
+    for table in filter nat mangle; do
+      for chain in "${KUBELET_CHAINS[@]}"; do
+        "$cmd" -w 5 -t "$table" -F "$chain" 2>/dev/null && "$cmd" -w 5 -t "$table" -X "$chain" 2>/dev/null
+      done
+    done
+  done
+  return 0
+}
+
 # Removes every trace of a node; safe to run when nothing is there. Order matters: pods (through the runtime, so
 # CNI releases their addresses), daemons, stray processes, mounts, network, cgroups, files.
 clean() {
@@ -194,6 +220,7 @@ clean() {
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "cannot unmount $m"
   done < <(our_mounts)
   ip link del "$BRIDGE" 2>/dev/null || true
+  remove_kubelet_iptables_chains
   for d in /sys/fs/cgroup/*/kubepods; do
     [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
     [ -d "$d" ] && log "cannot remove cgroup $d"
@@ -222,6 +249,7 @@ leftovers() {
   for name in kubelet containerd; do pid_alive "$name" && report "process $(cat "$PIDS/$name.pid"): $name"; done
   while read -r line; do [ -n "$line" ] && report "mount $line"; done < <(our_mounts)
   ip link show "$BRIDGE" >/dev/null 2>&1 && report "network interface $BRIDGE"
+  while read -r line; do [ -n "$line" ] && report "chain $line"; done < <(kubelet_iptables_chains)
   for line in /sys/fs/cgroup/*/kubepods; do [ -d "$line" ] && report "cgroup $line"; done
   while read -r line; do [ -n "$line" ] && report "path $line"; done < <(fixed_leftovers)
   for line in "$RUN" "$STATE/containerd" "$KUBELET_ROOT" "$CDI_ROOT" "$METADATA_ROOT" "$STATE/cni"; do

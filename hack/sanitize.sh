@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sanitizer builds of the tests, each in its own build directory, compiled with clang. Only the binary and the
-# test executables are built (target test_binaries), and every test but the cluster, e2e, node and image labels runs (those need the real, uninstrumented binary).
+# test executables are built (target test_binaries), and every test but the cluster, e2e, node, image and kind labels runs (those need the real, uninstrumented binary).
 #   hack/sanitize.sh address   build-asan: AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer,
 #                              and clang's thread-safety analysis (-Wthread-safety -Werror) on the same compile
 #   hack/sanitize.sh thread    build-tsan: ThreadSanitizer
@@ -60,7 +60,7 @@ export UBSAN_OPTIONS="log_path=$report_name:suppressions=$supp/ubsan.supp:print_
 # ignore_noninstrumented_modules skips those; every access from this project's code is still checked.
 export TSAN_OPTIONS="log_path=$report_name:suppressions=$supp/tsan.supp:ignore_noninstrumented_modules=1:second_deadlock_stack=1:print_suppressions=0"
 
-run=(ctest --test-dir "$dir" --output-on-failure -j"$jobs" -LE '^(cluster|e2e|node|image)$' "${ctest_args[@]}")
+run=(ctest --test-dir "$dir" --output-on-failure -j"$jobs" -LE '^(cluster|e2e|node|image|kind)$' "${ctest_args[@]}")
 # ThreadSanitizer needs the narrower address layout of a process without address randomization on kernels with
 # more mmap entropy than it knows (vm.mmap_rnd_bits > 28); the personality is inherited by every test process.
 if [ "$variant" = thread ] && command -v setarch >/dev/null 2>&1; then

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install what is needed, build, build (or reuse) the local
-# Kubernetes control plane, and run every CTest test (unit, recordings, sanitizers, integration, e2e; the kind tier
-# with LIKEN_KIND=1).
+# Kubernetes control plane, and run every CTest test (unit, recordings, sanitizers, integration, e2e, node, kind).
 #
 #   hack/test.sh [CTEST ARGS...]              everything, against Kubernetes v1.37.2
 #   hack/test.sh --k8s v1.34.4 [CTEST ARGS...]  the tiers that run a real Kubernetes (cluster, e2e, node) against
@@ -35,9 +34,9 @@ if [ "${LIKEN_SKIP_SANITIZE:-0}" != 1 ]; then
   ./hack/sanitize.sh address --build-only
   ./hack/sanitize.sh thread --build-only
 fi
-# The kind tier (label `kind`, test/kind/): LIKEN_KIND=1 runs it, 0 leaves it out. Its tools (kind, kubeadm,
+# The kind tier (label `kind`, test/kind/) runs by default; LIKEN_KIND=0 leaves it out. Its tools (kind, kubeadm,
 # kube-proxy, CoreDNS) are built here; its node image by the test itself, as that needs the Docker engine it starts.
-kind=${LIKEN_KIND:-0}
+kind=${LIKEN_KIND:-1}
 if [ -x hack/build-control-plane.sh ] && [ "${LIKEN_SKIP_CLUSTER:-0}" != 1 ]; then
   ./hack/build-control-plane.sh
   ./hack/build-test-kubelet.sh

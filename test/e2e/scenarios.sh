@@ -322,11 +322,12 @@ scenario_metrics() {
   grep -q '^liken' <<<"$m" && pass "metrics served" || fail "no metrics on :$(metrics_port node-a)"
 }
 
-# By default only what a real kubelet cannot show in a test: two recorded machines as two nodes (the GPU server's
-# constraints), a USB unplug, the API server restart, a prepare frozen in the driver and the driver killed under it.
-# render_shared_display_exclusive, unprepare_on_pod_delete and metrics moved to the node tier (test/node, a real
-# kubelet and containerd) and run here only when named.
-ALL=(publish gpu_server_pairs_and_numa usb_serial_reenumerate_and_unplug slice_deleted_comes_back apiserver_restart
+# By default only what a real kubelet cannot show in a test: a USB unplug, the API server restart, a prepare frozen
+# in the driver and the driver killed under it. render_shared_display_exclusive, unprepare_on_pod_delete and metrics
+# moved to the node tier (test/node, a real kubelet and containerd), and gpu_server_pairs_and_numa to the kind tier
+# (test/lib/multinode-scenarios.sh, placement: the GPU server as one of several real nodes); they run here only when
+# named.
+ALL=(publish usb_serial_reenumerate_and_unplug slice_deleted_comes_back apiserver_restart
   driver_restart_mid_prepare scan_dry_run)
 [ $# -gt 0 ] && ALL=("$@")
 
