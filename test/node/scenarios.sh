@@ -156,11 +156,9 @@ scenario_down_leaves_nothing() {
     fail "left behind: $(echo "$out" | head -n 10 | paste -sd'|')"
 }
 
-# `reboot` (a simulated power cycle, hack/local-node.sh reboot) runs only when named: on its first run, the claims
-# prepared after it lacked their metadata files (cause not found yet; the simulated reboot may remount the
-# metadata tmpfs under the running driver pod).
+# `reboot` runs before the metadata scenarios, so they read metadata files written after a simulated power cycle.
 ALL=(driver_ready claims_in_containers unprepare_on_delete render_shared_display_exclusive usb_reenumerate status_and_health restarts
-  rolling_update cdi_dir_emptied startup_figure template_metadata extended_resources admin_access migration_classes delivered_nodes_read down_leaves_nothing)
+  rolling_update cdi_dir_emptied startup_figure reboot template_metadata extended_resources admin_access migration_classes delivered_nodes_read down_leaves_nothing)
 [ $# -gt 0 ] && ALL=("$@")
 
 apply_device_classes
