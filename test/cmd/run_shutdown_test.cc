@@ -27,6 +27,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "informers/kube_client.h"
+#include "test/common/taken_port.h"
 #include "test/informers/fake_api_server.h"
 #include "test/kubelet/test_kubelet.h"
 
@@ -36,6 +37,7 @@ namespace {
 using liken::testing::FakeApiServer;
 using liken::testing::HttpRequest;
 using liken::testing::HttpResponder;
+using liken::testing::TakenPort;
 using Clock = std::chrono::steady_clock;
 
 // The budget for SIGTERM to process exit.
@@ -340,15 +342,9 @@ TEST_F(RunShutdownTest, MetricsConnectionsHeldOpenAndAPrepareInFlight) {
 
 TEST_F(RunShutdownTest, ATakenMetricsPortKeepsNeitherThePluginDownNorTheShutdownWaiting) {
   // Another process (the previous pod of a rolling update) holds the metrics port.
-  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(taken, 1), 0);
-  socklen_t len = sizeof(addr);
-  ::getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
-  const std::string address = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+  TakenPort taken;
+  ASSERT_TRUE(taken.listening());
+  const std::string address = taken.address();
   Start(Kubeconfig(server_.url()), address);
   ASSERT_TRUE(WaitUntil([&] { return Logged("msg=running"); })) << "never ran";
   EXPECT_TRUE(Logged("metrics endpoint not ready")) << ReadAll(log_);
@@ -357,9 +353,9 @@ TEST_F(RunShutdownTest, ATakenMetricsPortKeepsNeitherThePluginDownNorTheShutdown
   auto kubelet = liken::testing::TestKubelet::Register(dir_ + "/kubelet", liken::testing::DraVersion::kV1);
   ASSERT_TRUE(kubelet.ok()) << "the plugin serves without its metrics endpoint: " << kubelet.status();
   // The port is freed: a retry binds it.
-  ::close(taken);
+  taken.Free();
   ASSERT_TRUE(WaitUntil([&] { return Logged("metrics endpoint ready"); })) << "never bound the freed port";
-  const int scrape = ConnectAndSend(ntohs(addr.sin_port), "GET /metrics HTTP/1.0\r\n\r\n");
+  const int scrape = ConnectAndSend(taken.port(), "GET /metrics HTTP/1.0\r\n\r\n");
   ASSERT_GE(scrape, 0);
   std::string body;
   char buf[4096];
@@ -370,19 +366,13 @@ TEST_F(RunShutdownTest, ATakenMetricsPortKeepsNeitherThePluginDownNorTheShutdown
 }
 
 TEST_F(RunShutdownTest, SigtermWhileTheMetricsPortIsStillTaken) {
-  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(taken, 1), 0);
-  socklen_t len = sizeof(addr);
-  ::getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
-  Start(Kubeconfig(server_.url()), absl::StrCat("127.0.0.1:", ntohs(addr.sin_port)));
+  TakenPort taken;
+  ASSERT_TRUE(taken.listening());
+  Start(Kubeconfig(server_.url()), taken.address());
   ASSERT_TRUE(WaitUntil([&] { return Logged("msg=running") && Logged("metrics endpoint not ready"); }))
       << "never ran";
   TerminateWithinBudget();  // the retry's back-off wait is cancelled
-  ::close(taken);
+  taken.Free();
 }
 
 TEST_F(RunShutdownTest, ConfigurationThatCannotHealEndsTheProcess) {

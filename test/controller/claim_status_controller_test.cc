@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "controller/claim_status_metrics.h"
 #include "informers/claim_cache.h"
-#include "informers/rest_client.h"
 #include "test/common/fake_clock.h"
+#include "test/controller/loopback_fixtures.h"
 #include "test/informers/fake_api_server.h"
 #include "test/informers/test_util.h"
 
@@ -21,6 +21,7 @@ using liken::testing::FakeApiServer;
 using liken::testing::FakeClock;
 using liken::testing::HttpRequest;
 using liken::testing::HttpResponder;
+using liken::testing::LoopbackRestClient;
 
 constexpr char kStatusPrefix[] = "/apis/resource.k8s.io/v1/namespaces/ns1/resourceclaims/";
 
@@ -72,11 +73,7 @@ class RecordingObserver : public ClaimStatusObserver {
 class ClaimStatusControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    informers::KubeConfig config;
-    config.server = server_.url();
-    config.qps = 0;
-    config.max_retries = 0;
-    auto client = informers::NewRestClient(config, &clock_);
+    auto client = LoopbackRestClient(server_, &clock_);
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
     // Server-side apply of status.devices as the API server does it for one field manager: entries are merged

@@ -7,14 +7,13 @@
 #include <memory>
 #include <stop_token>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "controller/metrics.h"
 #include "controller/node_reconciler.h"
-#include "informers/rest_client.h"
 #include "test/common/fake_clock.h"
+#include "test/controller/loopback_fixtures.h"
 #include "test/informers/fake_api_server.h"
 #include "test/informers/test_util.h"
 #include "test/kubelet/fake_scanner.h"
@@ -23,9 +22,7 @@ namespace liken::controller {
 namespace {
 
 using liken::testing::DriveUntil;
-using liken::testing::FakeApiServer;
-using liken::testing::FakeClock;
-using liken::testing::FakeScanner;
+using liken::testing::WaitFor;
 
 // A server with DRAConsumableCapacity off drops the field from every device it stores.
 void DropSharing(nlohmann::json* obj) {
@@ -104,16 +101,10 @@ TEST(ClusterFeaturesTest, WhatTheServerKeptOverridesTheRelease) {
 
 class ProbeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    informers::KubeConfig config;
-    config.server = server_.url();
-    config.qps = 0;
-    config.max_retries = 0;
-    client_ = *informers::NewRestClient(config, &clock_);
-  }
+  void SetUp() override { client_ = *liken::testing::LoopbackRestClient(server_, &clock_); }
 
-  FakeApiServer server_;
-  FakeClock clock_;
+  liken::testing::FakeApiServer server_;
+  liken::testing::FakeClock clock_;
   std::unique_ptr<informers::KubeClient> client_;
 };
 
@@ -152,24 +143,6 @@ TEST_F(ProbeTest, NoVersionStillProbesAndNeverFails) {
   EXPECT_EQ(features.Get(kFeaturePodHealth).source, FeatureSource::kUnknown);
 }
 
-// A node without prepared claims.
-class NoClaims final : public NodeDevices {
- public:
-  void UpdateInventory(const discovery::Inventory&, discovery::ScanClock::time_point) override {}
-  absl::StatusOr<int> RefreshPreparedClaims() override { return 0; }
-};
-
-// Waits (wall clock: the worker and the watch run on their own threads) until `cond` holds or `limit` passes.
-template <typename Cond>
-bool WaitFor(Cond cond, absl::Duration limit = absl::Seconds(10)) {
-  const absl::Time deadline = absl::Now() + limit;
-  while (!cond()) {
-    if (absl::Now() >= deadline) return cond();
-    std::this_thread::yield();
-  }
-  return true;
-}
-
 bool HasLine(const std::string& text, const std::string& line) { return text.find(line + "\n") != std::string::npos; }
 
 // The daemon's wiring on a 1.34 server: probe, gauges, publish once, then no writes; a restarted daemon writes
@@ -178,7 +151,7 @@ TEST_F(ProbeTest, OldReleaseDaemonPublishesOnceAndRestartsWithoutWrites) {
   server_.SetVersion(Version("v1.34.4"));
   server_.SetWriteMutator(DropSharing);
   server_.Upsert("nodes", {{"metadata", {{"name", "node-a"}, {"uid", "node-uid"}}}});
-  FakeScanner scanner;
+  liken::testing::FakeScanner scanner;
   discovery::Inventory inventory;
   for (int i = 0; i < 2; ++i) {
     discovery::PublishedDevice d;
@@ -188,7 +161,7 @@ TEST_F(ProbeTest, OldReleaseDaemonPublishesOnceAndRestartsWithoutWrites) {
     inventory.published.push_back(d);
   }
   scanner.Set(inventory);
-  NoClaims devices;
+  liken::testing::NoClaims devices;
 
   for (int run = 0; run < 2; ++run) {
     Metrics metrics;

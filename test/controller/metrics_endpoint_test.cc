@@ -2,50 +2,21 @@
 // an injected clock) and is not ready meanwhile, and Stop ends a retry wait at once.
 #include "controller/metrics_endpoint.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "test/common/fake_clock.h"
+#include "test/common/taken_port.h"
 
 namespace liken::controller {
 namespace {
 
 using ::liken::testing::FakeClock;
+using ::liken::testing::TakenPort;
 using ::testing::HasSubstr;
-
-// A listening socket on a loopback port the kernel picks: the port is taken while it lives.
-class TakenPort {
- public:
-  TakenPort() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(::listen(fd_, 1), 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-  }
-  ~TakenPort() { Free(); }
-  void Free() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 // What the endpoint reported after each attempt. Thread-safe.
 class Attempts {

@@ -2,6 +2,8 @@
 
 #include "controller/slice_sync.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "test/common/fake_clock.h"
@@ -21,111 +23,102 @@ std::vector<apis::ResourceSlice> OneSlice() {
   return std::vector<apis::ResourceSlice>{s};
 }
 
-TEST(NodePassLoopTest, RetriesWithBackoffThenResyncsPeriodically) {
-  FakeClock clock;
-  FakeKubeClient client;
-  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u"}}}});
-  informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache);
-  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
+// A fake API client, the slice sync of node n1 through it, and a work queue with the daemon's rate limits.
+class NodePassLoopTest : public ::testing::Test {
+ protected:
+  // Stores node n1 with `uid`.
+  void PutNode(const std::string& uid) {
+    client_.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", uid}}}});
+  }
+
+  FakeClock clock_;
+  FakeKubeClient client_;
+  informers::Store cache_;
+  SliceSync sync_{"n1", "liken.sh", &client_, &cache_};
+  WorkQueue queue_{&clock_, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30))};
+};
+
+TEST_F(NodePassLoopTest, RetriesWithBackoffThenResyncsPeriodically) {
+  PutNode("u");
   int after = 0;
-  NodePassLoop loop(&queue, absl::Seconds(60), [&] {
-    absl::Status status = sync.Sync(OneSlice()).status();
+  NodePassLoop loop(&queue_, absl::Seconds(60), [&] {
+    absl::Status status = sync_.Sync(OneSlice()).status();
     ++after;
     return status;
   });
-  client.PrependFailure("CREATE", informers::ResourceSlicesPath(), informers::StatusFromHttp(503, "{}"));
+  client_.PrependFailure("CREATE", informers::ResourceSlicesPath(), informers::StatusFromHttp(503, "{}"));
   loop.Enqueue();
   ASSERT_TRUE(loop.ProcessOneForTest());
   EXPECT_EQ(after, 1);
-  EXPECT_EQ(queue.NumRequeues(NodePassLoop::kKey), 1);
+  EXPECT_EQ(queue_.NumRequeues(NodePassLoop::kKey), 1);
   EXPECT_FALSE(loop.ProcessOneForTest()) << "the retry waits for its backoff";
-  clock.Advance(absl::Milliseconds(5));
+  clock_.Advance(absl::Milliseconds(5));
   ASSERT_TRUE(loop.ProcessOneForTest());
-  EXPECT_EQ(client.Writes().size(), 2u);
-  EXPECT_EQ(queue.NumRequeues(NodePassLoop::kKey), 0) << "success forgets the failures";
-  EXPECT_EQ(*queue.NextReadyTime() - clock.Now(), absl::Seconds(60)) << "the periodic resync";
-  clock.Advance(absl::Seconds(60));
+  EXPECT_EQ(client_.Writes().size(), 2u);
+  EXPECT_EQ(queue_.NumRequeues(NodePassLoop::kKey), 0) << "success forgets the failures";
+  EXPECT_EQ(*queue_.NextReadyTime() - clock_.Now(), absl::Seconds(60)) << "the periodic resync";
+  clock_.Advance(absl::Seconds(60));
   ASSERT_TRUE(loop.ProcessOneForTest());
   EXPECT_EQ(loop.passes(), 3);
 }
 
-TEST(NodePassLoopTest, InformerEventsEnqueueOneKey) {
-  FakeClock clock;
-  FakeKubeClient client;
-  informers::Store cache;
-  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
-  NodePassLoop loop(&queue, absl::Seconds(60), [] { return absl::OkStatus(); });
+TEST_F(NodePassLoopTest, InformerEventsEnqueueOneKey) {
+  NodePassLoop loop(&queue_, absl::Seconds(60), [] { return absl::OkStatus(); });
   auto obj = std::make_shared<const nlohmann::json>(nlohmann::json::object());
   loop.OnAdd(obj);
   loop.OnUpdate(obj, obj);
   loop.OnDelete(obj);
-  EXPECT_EQ(queue.Len(), 1u);
+  EXPECT_EQ(queue_.Len(), 1u);
 }
 
-TEST(NodePassLoopTest, InvalidPoolIsNotRetriedBeforeTheResync) {
-  FakeClock clock;
-  FakeKubeClient client;
-  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u"}}}});
-  informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache);
+TEST_F(NodePassLoopTest, InvalidPoolIsNotRetriedBeforeTheResync) {
+  PutNode("u");
   apis::ResourceSlice s;
   s.metadata.name = "n1-liken.sh";
   s.pool.name = "n1";
   apis::SliceDevice d;
   d.name = "Not_A_DNS_Label";
   s.devices.push_back(d);
-  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
-  NodePassLoop loop(&queue, absl::Seconds(60), [&] { return sync.Sync({s}).status(); });
+  NodePassLoop loop(&queue_, absl::Seconds(60), [&] { return sync_.Sync({s}).status(); });
   loop.Enqueue();
   ASSERT_TRUE(loop.ProcessOneForTest());
-  EXPECT_EQ(queue.NumRequeues(NodePassLoop::kKey), 0) << "a permanent error is not rate-limited";
-  clock.Advance(absl::Seconds(30));
+  EXPECT_EQ(queue_.NumRequeues(NodePassLoop::kKey), 0) << "a permanent error is not rate-limited";
+  clock_.Advance(absl::Seconds(30));
   EXPECT_FALSE(loop.ProcessOneForTest()) << "no retry before the resync";
-  ASSERT_TRUE(queue.NextReadyTime().has_value());
-  EXPECT_EQ(*queue.NextReadyTime() - clock.Now(), absl::Seconds(30));
-  clock.Advance(absl::Seconds(30));
+  ASSERT_TRUE(queue_.NextReadyTime().has_value());
+  EXPECT_EQ(*queue_.NextReadyTime() - clock_.Now(), absl::Seconds(30));
+  clock_.Advance(absl::Seconds(30));
   EXPECT_TRUE(loop.ProcessOneForTest());
   EXPECT_EQ(loop.passes(), 2);
 }
 
-TEST(NodePassLoopTest, IdleResyncsMakeNoApiRequest) {
-  FakeClock clock;
-  FakeKubeClient client;
-  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u1"}}}});
-  informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache);
-  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
-  NodePassLoop loop(&queue, absl::Seconds(60), [&] { return sync.Sync(OneSlice()).status(); });
+TEST_F(NodePassLoopTest, IdleResyncsMakeNoApiRequest) {
+  PutNode("u1");
+  NodePassLoop loop(&queue_, absl::Seconds(60), [&] { return sync_.Sync(OneSlice()).status(); });
   loop.Enqueue();
   ASSERT_TRUE(loop.ProcessOneForTest());
-  ASSERT_EQ(client.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u1");
-  client.ClearRequests();
+  ASSERT_EQ(client_.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u1");
+  client_.ClearRequests();
   for (int i = 0; i < 60; ++i) {  // an idle hour of resyncs
-    clock.Advance(absl::Seconds(60));
+    clock_.Advance(absl::Seconds(60));
     ASSERT_TRUE(loop.ProcessOneForTest()) << "resync " << i;
   }
   EXPECT_EQ(loop.passes(), 61);
-  for (const auto& r : client.Requests()) ADD_FAILURE() << "idle request: " << r.verb << " " << r.path;
+  for (const auto& r : client_.Requests()) ADD_FAILURE() << "idle request: " << r.verb << " " << r.path;
 }
 
-TEST(NodePassLoopTest, SliceDeletedBehindOurBackReadsTheNodeAgain) {
-  FakeClock clock;
-  FakeKubeClient client;
-  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u1"}}}});
-  informers::Store cache;
-  SliceSync sync("n1", "liken.sh", &client, &cache);
-  WorkQueue queue(&clock, NewExponentialRateLimiter(absl::Milliseconds(5), absl::Seconds(30)));
-  NodePassLoop loop(&queue, absl::Seconds(60), [&] { return sync.Sync(OneSlice()).status(); });
+TEST_F(NodePassLoopTest, SliceDeletedBehindOurBackReadsTheNodeAgain) {
+  PutNode("u1");
+  NodePassLoop loop(&queue_, absl::Seconds(60), [&] { return sync_.Sync(OneSlice()).status(); });
   loop.Enqueue();
   ASSERT_TRUE(loop.ProcessOneForTest());
   // The Node is re-created; the garbage collector deletes the slice it no longer owns, and the cache sees it.
-  client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u2"}}}});
-  cache.SetResourceVersion("999999");
-  client.Remove(informers::ResourceSlicePath("n1-liken.sh"));
+  PutNode("u2");
+  cache_.SetResourceVersion("999999");
+  client_.Remove(informers::ResourceSlicePath("n1-liken.sh"));
   loop.Enqueue();  // the informer's delete event
   ASSERT_TRUE(loop.ProcessOneForTest());
-  EXPECT_EQ(client.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u2");
+  EXPECT_EQ(client_.Object(informers::ResourceSlicePath("n1-liken.sh"))["metadata"]["ownerReferences"][0]["uid"], "u2");
 }
 
 }  // namespace

@@ -3,12 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <stop_token>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "controller/node_reconciler.h"
-#include "informers/rest_client.h"
 #include "test/common/fake_clock.h"
+#include "test/controller/loopback_fixtures.h"
 #include "test/informers/fake_api_server.h"
 #include "test/informers/test_util.h"
 #include "test/kubelet/fake_scanner.h"
@@ -20,25 +19,9 @@ using liken::testing::DriveUntil;
 using liken::testing::FakeApiServer;
 using liken::testing::FakeClock;
 using liken::testing::FakeScanner;
-
-// Waits (wall clock; the worker and the watch run on their own threads) until `cond` holds or `limit`
-// passes; returns `cond`'s last value. A bounded wait turns a hang into a test failure.
-template <typename Cond>
-bool WaitFor(Cond cond, absl::Duration limit = absl::Seconds(10)) {
-  const absl::Time deadline = absl::Now() + limit;
-  while (!cond()) {
-    if (absl::Now() >= deadline) return cond();
-    std::this_thread::yield();
-  }
-  return true;
-}
-
-// A node without prepared claims.
-class NoClaims final : public NodeDevices {
- public:
-  void UpdateInventory(const discovery::Inventory&, discovery::ScanClock::time_point) override {}
-  absl::StatusOr<int> RefreshPreparedClaims() override { return 0; }
-};
+using liken::testing::LoopbackRestClient;
+using liken::testing::NoClaims;
+using liken::testing::WaitFor;
 
 // `count` shareable USB devices.
 discovery::Inventory Devices(int count) {
@@ -57,11 +40,7 @@ class SlicePublishTest : public ::testing::Test {
  protected:
   void SetUp() override {
     server_.Upsert("nodes", {{"metadata", {{"name", "node-a"}, {"uid", "node-uid"}}}});
-    informers::KubeConfig config;
-    config.server = server_.url();
-    config.qps = 0;
-    config.max_retries = 0;
-    client_ = *informers::NewRestClient(config, &clock_);
+    client_ = *LoopbackRestClient(server_, &clock_);
     scanner_.Set(Devices(2));
     NodeReconcilerOptions options;
     options.node_name = "node-a";
