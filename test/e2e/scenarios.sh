@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end scenarios on the local control plane (real etcd, kube-apiserver, kube-scheduler,
 # kube-controller-manager): the real driver (`liken-dra run` under umockdev-run with a recorded machine) and the
-# Go test kubelet (upstream k8s.io/kubelet client stubs) on each fake node.
-#
-#   node-a: test/machines/laptop.umockdev        node-b: test/machines/gpu-server.umockdev
+# Go test kubelet (upstream k8s.io/kubelet client stubs) on the fake node node-a (test/machines/laptop.umockdev).
+# Several nodes with different hardware under one scheduler: the kind tier (test/kind).
 #
 # usage: test/e2e/scenarios.sh [SCENARIO...]   (default: all; names are the scenario_* functions below)
 # Environment: LIKEN_DRA (driver binary, default build/liken-dra), LIKEN_CLUSTER_DIR, LIKEN_E2E_KEEP=1 keeps the
@@ -166,59 +165,6 @@ scenario_render_shared_display_exclusive() {
     fail "pending display claim never allocated"
 }
 
-scenario_gpu_server_pairs_and_numa() {
-  k apply -f - >/dev/null <<'YAML'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: card-pair, namespace: default}
-spec:
-  devices:
-    requests:
-    - name: render
-      exactly: {deviceClassName: gpu-render.liken.sh}
-    - name: display
-      exactly: {deviceClassName: gpu-display.liken.sh}
-    constraints:
-    - requests: [render, display]
-      matchAttribute: liken.sh/address
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: numa-pair, namespace: default}
-spec:
-  devices:
-    requests:
-    - name: render
-      exactly: {deviceClassName: gpu-render.liken.sh}
-    - name: display
-      exactly: {deviceClassName: gpu-display.liken.sh}
-    constraints:
-    - requests: [render, display]
-      matchAttribute: resource.kubernetes.io/numaNode
-YAML
-  pod pod-pair card-pair node-b
-  if wait_until 60 pod_prepared node-b pod-pair; then
-    local devs; devs=$(claim_devices card-pair)
-    case "$devs" in
-      "pci-0000-03-00-0 pci-0000-03-00-0-display" | "pci-0000-83-00-0 pci-0000-83-00-0-display") pass "render + display by address: one card ($devs)" ;;
-      *) fail "render + display split across cards: $devs" ;;
-    esac
-  else
-    fail "card-pair not prepared on node-b"
-  fi
-  pod pod-numa numa-pair node-b
-  if wait_until 60 pod_prepared node-b pod-numa; then
-    local numas
-    numas=$(for d in $(claim_devices numa-pair); do
-      slice_json node-b | jq --arg d "$d" '.spec.devices[] | select(.name == $d) | .attributes["resource.kubernetes.io/numaNode"].int'
-    done | sort -u | wc -l)
-    [ "$numas" = 1 ] && pass "numaNode constraint keeps render and display on one NUMA node ($(claim_devices numa-pair))" ||
-      fail "numa-pair spans NUMA nodes: $(claim_devices numa-pair)"
-  else
-    fail "numa-pair not prepared"
-  fi
-}
-
 scenario_usb_serial_reenumerate_and_unplug() {
   claim serial-1 serial.liken.sh; pod pod-serial serial-1 node-a
   if wait_until 60 pod_prepared node-a pod-serial; then pass "serial claim prepared"; else fail "serial claim not prepared"; return; fi
@@ -324,20 +270,15 @@ scenario_metrics() {
 
 # By default only what a real kubelet cannot show in a test: a USB unplug, the API server restart, a prepare frozen
 # in the driver and the driver killed under it. render_shared_display_exclusive, unprepare_on_pod_delete and metrics
-# moved to the node tier (test/node, a real kubelet and containerd), and gpu_server_pairs_and_numa to the kind tier
-# (test/lib/multinode-scenarios.sh, placement: the GPU server as one of several real nodes); they run here only when
-# named.
+# moved to the node tier (test/node, a real kubelet and containerd) and run here only when named; the GPU server's
+# one-card and one-NUMA pairs moved to the kind tier (multinode_scenario_placement in test/lib/multinode-scenarios.sh).
 ALL=(publish usb_serial_reenumerate_and_unplug slice_deleted_comes_back apiserver_restart
   driver_restart_mid_prepare scan_dry_run)
 [ $# -gt 0 ] && ALL=("$@")
 
-NODE_NAME=node-b "$REPO/hack/local-cluster.sh" add-node >/dev/null 2>&1
 apply_device_classes
 start_kubelet node-a
-start_kubelet node-b
 start_driver node-a "$REPO/test/machines/laptop.umockdev"
-start_driver node-b "$REPO/test/machines/gpu-server.umockdev"
-wait_until 60 slice_has_device node-b pci-0000-03-00-0 || log "node-b has not published yet"
 
 for s in "${ALL[@]}"; do
   log "scenario $s"

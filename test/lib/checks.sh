@@ -78,8 +78,11 @@ spec:
 YAML
 }
 
-# claim NAME CLASS: a one-request ResourceClaim in namespace default.
+# claim NAME CLASS [CEL [COUNT]]: a one-request ResourceClaim in namespace default; CEL adds a selector to the
+# class's, COUNT asks for that many devices (default 1).
 claim() {
+  local selector=""
+  [ -n "${3:-}" ] && selector=", selectors: [{cel: {expression: '$3'}}]"
   k apply -f - >/dev/null <<YAML
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -88,7 +91,7 @@ spec:
   devices:
     requests:
     - name: dev
-      exactly: {deviceClassName: $2}
+      exactly: {deviceClassName: $2, count: ${4:-1}$selector}
 YAML
 }
 
@@ -112,8 +115,9 @@ claim_devices() { k get resourceclaim "$1" -o json | jq -r '[.status.allocation.
 claim_allocated() { k get resourceclaim "$1" -o json | jq -e '.status.allocation != null'; }
 claim_gone() { ! k get resourceclaim "$1" >/dev/null 2>&1; }
 
-# workload_pod NAME [direct CLAIM | template TEMPLATE]: a pod on $NODE running `sleep` in $WORKLOAD_IMAGE, with one
-# claim (by name or from a template) given to its container, or none.
+# workload_pod NAME [direct CLAIM | template TEMPLATE | limits RESOURCE]: a pod on $NODE running `sleep` in
+# $WORKLOAD_IMAGE, with one claim (by name or from a template) given to its container, one of an extended resource
+# in its limits (DRAExtendedResource: the scheduler makes the claim), or none.
 workload_pod() { workload_pod_yaml "$@" | k apply -f - >/dev/null; }
 # workload_pod_yaml: the same pod's manifest on stdout.
 workload_pod_yaml() {
@@ -121,6 +125,9 @@ workload_pod_yaml() {
   case "$kind" in
     direct) source="resourceClaimName: $ref" ;;
     template) source="resourceClaimTemplateName: $ref" ;;
+    limits) claims="
+    resources:
+      limits: {$ref: 1}" ;;
   esac
   if [ -n "$source" ]; then
     claims="
@@ -162,6 +169,7 @@ pod_claim() {
 }
 pod_container_id() { k get pod "$1" -o jsonpath='{.status.containerStatuses[0].containerID}' | sed 's|^.*://||'; }
 pod_scheduling() { # reason and message of PodScheduled=False
+pod_pending_unschedulable() { [ "$(pod_phase "$1")" = Pending ] && pod_scheduling "$1" | grep -q Unschedulable; }
   k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}: {.status.conditions[?(@.type=="PodScheduled")].message}'
 }
 delete_pods() { k delete pod "$@" --wait=true --timeout=120s >/dev/null 2>&1 || true; }
@@ -169,8 +177,8 @@ delete_pods() { k delete pod "$@" --wait=true --timeout=120s >/dev/null 2>&1 || 
 # --- inside containers and on the node ----------------------------------------------------------------------------
 
 # The device nodes inside a pod's container, one "PATH TYPE MAJOR:MINOR" line each, sorted.
-container_dev_nodes() {
-  k exec "$1" -- sh -c 'find /dev \( -type c -o -type b \) -exec stat -c "%n %t %T %F" {} +' 2>/dev/null |
+container_dev_nodes() { # POD [CONTAINER]
+  k exec "$1" ${2:+-c "$2"} -- sh -c 'find /dev \( -type c -o -type b \) -exec stat -c "%n %t %T %F" {} +' 2>/dev/null |
     while read -r path maj min kind; do
       case "$kind" in character*) kind=c ;; block*) kind=b ;; *) kind="?" ;; esac
       echo "$path $kind $((16#$maj)):$((16#$min))"

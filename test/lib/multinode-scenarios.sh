@@ -19,23 +19,6 @@ free_pod() {
   local NODE=""
   if [ "${3:-}" = template ]; then workload_pod "$1" template "$2"; else workload_pod "$1" direct "$2"; fi
 }
-# claim_cel NAME CLASS CEL [COUNT]: a one-request claim whose request adds a CEL selector to the class's.
-claim_cel() {
-  k apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: $1, namespace: default}
-spec:
-  devices:
-    requests:
-    - name: dev
-      exactly:
-        deviceClassName: $2
-        count: ${4:-1}
-        selectors:
-        - cel: {expression: '$3'}
-YAML
-}
 # gpu_pair_claim NAME ATTRIBUTE: render and display halves of one W6800 matching on ATTRIBUTE (constraint).
 gpu_pair_claim() {
   k apply -f - >/dev/null <<YAML
@@ -93,15 +76,15 @@ expect_placed() {
 # The scheduler places each pod where its device is; a claim no node can satisfy stays Pending with the reason.
 # The GPU server's pair claims: render and display of one card (by address) and of one NUMA node.
 multinode_scenario_placement() {
-  claim_cel serial-ftdi serial.liken.sh 'device.attributes["liken.sh"].vendor == "0403"'
+  claim serial-ftdi serial.liken.sh 'device.attributes["liken.sh"].vendor == "0403"'
   free_pod place-serial serial-ftdi
   gpu_pair_claim card-pair liken.sh/address
   free_pod place-card card-pair
   gpu_pair_claim numa-pair resource.kubernetes.io/numaNode
   free_pod place-numa numa-pair
-  claim_cel mi210 gpu-render.liken.sh 'device.attributes["liken.sh"].classCode == "038000"'
+  claim mi210 gpu-render.liken.sh 'device.attributes["liken.sh"].classCode == "038000"'
   free_pod place-kfd mi210
-  claim_cel two-mi210 gpu-render.liken.sh 'device.attributes["liken.sh"].classCode == "038000"' 2
+  claim two-mi210 gpu-render.liken.sh 'device.attributes["liken.sh"].classCode == "038000"' 2
   free_pod place-none two-mi210
   expect_placed place-serial laptop
   expect_placed place-card gpu-server
@@ -172,7 +155,6 @@ YAML
 }
 deployment_pod() { k get pods -l "app=$1" --field-selector=status.phase!=Succeeded -o json | jq -r '[.items[] | select(.metadata.deletionTimestamp == null)][0].metadata.name // empty'; }
 deployment_running_on() { local p; p=$(deployment_pod "$1") && [ -n "$p" ] && pod_running "$p" && [ "$(pod_node "$p")" = "$2" ]; }
-pod_pending_unschedulable() { [ "$(pod_phase "$1")" = Pending ] && pod_scheduling "$1" | grep -q Unschedulable; }
 
 # kubectl drain of the AMD node: its pods with claims are evicted, the kubelet unprepares them there (CDI specs and
 # records gone); a pod whose device exists elsewhere lands there, one whose device exists nowhere else stays Pending.

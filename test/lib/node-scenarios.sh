@@ -458,25 +458,74 @@ node_scenario_template_metadata() {
   delete_pods meta-template
 }
 
+# A template claim served without the node's claim cache: a claim that carries resource.kubernetes.io/pod-claim-name
+# (as the resourceclaim controller writes it) and is allocated on this node, but that no pod names, so the driver's
+# cache never holds it. The kubelet's calls are made directly on the driver's sockets (liken_prepare_timing, which
+# registers as the kubelet does): the prepare reads the claim from the API server (one fallback), and the CDI spec
+# still mounts its metadata file at resourceclaimtemplates/<pod claim name>/<request>/, the file naming it; unprepare
+# removes spec, record and file.
+node_scenario_template_metadata_uncached() {
+  local calls=${LIKEN_PREPARE_TIMING:-$(dirname "${LIKEN_DRA:-$REPO/build/liken-dra}")/test/kubelet/liken_prepare_timing}
+  [ -x "$calls" ] || { fail "no $calls (hack/build.sh liken_prepare_timing)"; return 1; }
+  local name=uncached-template uid before after spec mount host list out
+  k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: $name
+  namespace: default
+  annotations: {resource.kubernetes.io/pod-claim-name: dev}
+spec:
+  devices:
+    requests:
+    - name: dev
+      exactly: {deviceClassName: gpu-render.liken.sh}
+YAML
+  k patch resourceclaim "$name" --subresource=status --type=merge -p "{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"dev\",\"driver\":\"liken.sh\",\"pool\":\"$NODE\",\"device\":\"pci-0000-00-02-0\"}]}}}}" >/dev/null ||
+    { fail "$name: allocating it by a status patch failed"; return 1; }
+  uid=$(claim_uid "$name")
+  list=$(mktemp)
+  echo "default $name $uid" >"$list"
+  before=$(driver_metric liken_claim_get_fallbacks_total)
+  out=$("$calls" calls --kubelet-root "$LIKEN_NODE_KUBELET_ROOT" --claims "$list" --mode prepare 2>&1) ||
+    { fail "$name: NodePrepareResources: $(echo "$out" | tail -n 3 | paste -sd'|')"; rm -f "$list"; return 1; }
+  after=$(driver_metric liken_claim_get_fallbacks_total)
+  expect_eq "$name: the prepare read the claim from the API server (fallbacks)" "$(( ${before:-0} + 1 ))" "${after:-0}"
+  spec=$(cdi_spec_file "$name")
+  mount=$(node_sh "cat '$spec'" | jq -r '[.. | .mounts? // empty | .[] | select(.containerPath | test("dra-device-attributes"))][0] | "\(.hostPath) \(.containerPath)"')
+  host=${mount%% *}
+  expect_eq "$name: the CDI spec mounts its metadata file under resourceclaimtemplates/dev/dev/" \
+    "/var/run/kubernetes.io/dra-device-attributes/resourceclaimtemplates/dev/dev/liken.sh-metadata.json" "${mount#* }"
+  expect_eq "$name: the metadata file on the node names the claim and its pod claim name" "dev $name dev" \
+    "$(node_sh "cat '$host'" 2>&1 | jq -rs '.[0] | [.podClaimName, .metadata.name, .requests[0].name] | map(tostring) | join(" ")' 2>&1)"
+  out=$("$calls" calls --kubelet-root "$LIKEN_NODE_KUBELET_ROOT" --claims "$list" --mode unprepare 2>&1) ||
+    fail "$name: NodeUnprepareResources: $(echo "$out" | tail -n 3 | paste -sd'|')"
+  node_sh "[ ! -e '$spec' ] && [ ! -e '$CLAIMS_DIR/$uid.json' ] && [ ! -e '$host' ]" &&
+    pass "$name: unprepare removed its CDI spec, record and metadata file" || fail "$name: spec, record or metadata file left after unprepare"
+  rm -f "$list"
+  k delete resourceclaim "$name" --wait=false >/dev/null 2>&1 || true
+}
+
 # extended_resource_pod NAME RESOURCE: a pod that asks only `resources.limits: RESOURCE: 1`, as a pod written for a
 # device plugin does.
-extended_resource_pod() {
-  k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: $1, namespace: default, labels: {app: liken-workload}}
-spec:
-  nodeSelector: {kubernetes.io/hostname: $NODE}
-  terminationGracePeriodSeconds: 1
-  enableServiceLinks: false
-  containers:
-  - name: c
-    image: $WORKLOAD_IMAGE
-    imagePullPolicy: $PULL_POLICY
-    command: [sleep, "86400"]
-    resources:
-      limits: {$2: 1}
-YAML
+extended_resource_pod() { workload_pod "$1" limits "$2"; } # POD RESOURCE-NAME
+# extended_resource_unserved POD RESOURCE: where the release does not serve DRAExtendedResource (off before 1.36), a
+# pod asking for RESOURCE is refused by the API server or stays Pending with the scheduler's reason (documented).
+extended_resource_unserved() {
+  local out
+  if ! out=$(workload_pod_yaml "$1" limits "$2" | k apply -f - 2>&1); then
+    pass "release $(k8s_minor) (DRAExtendedResource off): the API server refuses a pod asking for $2: $(echo "$out" | tail -n 1 | cut -c1-200)"
+    return 0
+  fi
+  wait_until 60 pod_pending_unschedulable "$1" &&
+    pass "release $(k8s_minor) (DRAExtendedResource off): $1 asking for $2 stays Pending: $(pod_scheduling "$1")" ||
+    fail "release $(k8s_minor): $1 asking for $2 is $(pod_phase "$1") where DRAExtendedResource is off"
+  delete_pods "$1"
+}
+# class_lost_extended_resource_name CLASS: the API server dropped the class's extendedResourceName (gate off).
+class_lost_extended_resource_name() {
+  expect_eq "release $(k8s_minor) (DRAExtendedResource off): the API server dropped $1's extendedResourceName" "" \
+    "$(k get deviceclass "$1" -o jsonpath='{.spec.extendedResourceName}')"
 }
 pod_extended_claim() { k get pod "$1" -o jsonpath='{.status.extendedResourceClaimStatus.resourceClaimName}'; }
 
@@ -487,7 +536,8 @@ pod_extended_claim() { k get pod "$1" -o jsonpath='{.status.extendedResourceClai
 # scheduler's claim goes away.
 # claim_has_device_status CLAIM: the claim has a status.devices entry of liken.sh (a function, for wait_until).
 claim_has_device_status() { [ -n "$(claim_device_status "$1")" ]; }
-node_scenario_extended_resources() {
+# apply_ext_render_class: a DeviceClass that serves the extended resource example.com/render with render nodes.
+apply_ext_render_class() {
   k apply -f - >/dev/null <<'YAML'
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
@@ -497,6 +547,16 @@ spec:
   selectors:
   - cel: {expression: 'device.driver == "liken.sh" && device.attributes["liken.sh"].renderNode'}
 YAML
+}
+node_scenario_extended_resources() {
+  apply_ext_render_class
+  if ! k8s_serves extended-resources; then
+    class_lost_extended_resource_name ext-render.liken.sh
+    extended_resource_unserved ext-name example.com/render
+    extended_resource_unserved ext-class deviceclass.resource.kubernetes.io/gpu-display.liken.sh
+    k delete deviceclass ext-render.liken.sh >/dev/null 2>&1 || true
+    return 0
+  fi
   local p before after claim uid spec request got
   workload_pod ext-baseline  # its own: the start-up figure deleted every workload pod
   wait_until 120 pod_running ext-baseline || { fail "ext-baseline $(pod_phase ext-baseline)"; return 1; }
@@ -526,6 +586,74 @@ YAML
     pass "deleting ext-name unprepares $claim (CDI spec and record gone)" || fail "after deleting ext-name: $claim's spec or record remains"
   wait_until 60 claim_gone "$claim" && pass "the scheduler's claim $claim goes with its pod" || fail "claim $claim remains"
   delete_pods ext-class ext-baseline
+  k delete deviceclass ext-render.liken.sh >/dev/null 2>&1 || true
+}
+
+# Containers and extended resources: container a asks for two different names (example.com/render and the display
+# class's deviceclass.resource.kubernetes.io/ name) and gets both devices; container b asks for example.com/render
+# too. The scheduler makes one claim for the pod and maps each container's names to requests
+# (status.extendedResourceClaimStatus.requestMappings); each container must hold exactly the nodes of the devices
+# allocated to its own requests, read from the claim's allocation and the driver's CDI spec.
+# mapped_container_nodes POD CLAIM CONTAINER: the CDI spec's nodes of the devices allocated to CONTAINER's requests.
+mapped_container_nodes() {
+  local pod=$1 claim=$2 container=$3 uid requests devices d
+  uid=$(claim_uid "$claim")
+  requests=$(k get pod "$pod" -o json | jq -c --arg c "$container" \
+    '[.status.extendedResourceClaimStatus.requestMappings[] | select(.containerName == $c) | .requestName]')
+  devices=$(k get resourceclaim "$claim" -o json | jq -r --argjson r "$requests" \
+    '.status.allocation.devices.results[] | select(.driver == "liken.sh" and (.request as $q | $r | index($q))) | .device')
+  for d in $devices; do
+    node_sh "cat '$(cdi_spec_file "$claim")'" | jq -r --arg n "$uid-$d" \
+      '.devices[] | select(.name == $n) | .containerEdits.deviceNodes[]? | "\(.path) \(.type // "c") \(.major):\(.minor)"'
+  done | sort -u
+}
+node_scenario_extended_containers() {
+  apply_ext_render_class
+  if ! k8s_serves extended-resources; then
+    extended_resource_unserved ext-multi example.com/render
+    k delete deviceclass ext-render.liken.sh >/dev/null 2>&1 || true
+    return 0
+  fi
+  workload_pod ext-multi-base
+  k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: ext-multi, namespace: default, labels: {app: liken-workload}}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $NODE}
+  terminationGracePeriodSeconds: 1
+  enableServiceLinks: false
+  containers:
+  - name: a
+    image: $WORKLOAD_IMAGE
+    imagePullPolicy: $PULL_POLICY
+    command: [sleep, "86400"]
+    resources:
+      limits: {example.com/render: 1, deviceclass.resource.kubernetes.io/gpu-display.liken.sh: 1}
+  - name: b
+    image: $WORKLOAD_IMAGE
+    imagePullPolicy: $PULL_POLICY
+    command: [sleep, "86400"]
+    resources:
+      limits: {example.com/render: 1}
+YAML
+  local p claim c want got
+  for p in ext-multi-base ext-multi; do
+    wait_until 120 pod_running "$p" || { fail "$p $(pod_phase "$p"): $(pod_scheduling "$p")"; delete_pods ext-multi ext-multi-base; return 1; }
+  done
+  claim=$(pod_extended_claim ext-multi)
+  [ -n "$claim" ] || { fail "ext-multi: no status.extendedResourceClaimStatus"; delete_pods ext-multi ext-multi-base; return 1; }
+  pass "ext-multi: the scheduler made claim $claim, mappings $(k get pod ext-multi -o json |
+    jq -c '[.status.extendedResourceClaimStatus.requestMappings[] | "\(.containerName):\(.resourceName)->\(.requestName)"]'), results $(k get resourceclaim "$claim" -o json | jq -c '[.status.allocation.devices.results[] | "\(.request)=\(.device)"]')"
+  for c in a b; do
+    want=$(mapped_container_nodes ext-multi "$claim" "$c")
+    got=$(comm -13 <(container_dev_nodes ext-multi-base) <(container_dev_nodes ext-multi "$c"))
+    [ -n "$want" ] || fail "ext-multi/$c: no device allocated to its requests"
+    expect_eq "ext-multi/$c: /dev holds exactly the nodes of its mapped requests' devices" "$want" "$got"
+  done
+  got=$(comm -13 <(container_dev_nodes ext-multi-base) <(container_dev_nodes ext-multi a) | awk '{print $1}' | paste -sd' ')
+  expect_eq "ext-multi/a, asking for two names, holds the render and the card node" "/dev/dri/card0 /dev/dri/renderD128" "$got"
+  delete_pods ext-multi ext-multi-base
   k delete deviceclass ext-render.liken.sh >/dev/null 2>&1 || true
 }
 
@@ -578,6 +706,12 @@ node_scenario_migration_classes() {
     pass "deviceclasses says the /dev/fuse group cannot move" || fail "deviceclasses output: $(echo "$out" | head -n 5 | paste -sd'|')"
   echo "$out" | k apply -f - >/dev/null 2>&1 && pass "the printed DeviceClass serial.squat.ai is accepted by the API server" ||
     { fail "kubectl apply of the printed class: $(echo "$out" | k apply -f - 2>&1 | tail -n 2 | paste -sd'|')"; return 1; }
+  if ! k8s_serves extended-resources; then
+    class_lost_extended_resource_name serial.squat.ai
+    extended_resource_unserved gdp-serial squat.ai/serial
+    k delete deviceclass serial.squat.ai >/dev/null 2>&1 || true
+    return 0
+  fi
   extended_resource_pod gdp-serial squat.ai/serial
   if wait_until 120 pod_running gdp-serial; then
     claim=$(pod_extended_claim gdp-serial)

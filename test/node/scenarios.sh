@@ -99,7 +99,9 @@ scenario_delivered_nodes_read() {
 }
 
 scenario_template_metadata() { node_scenario_template_metadata; }
+scenario_template_metadata_uncached() { node_scenario_template_metadata_uncached; }
 scenario_extended_resources() { node_scenario_extended_resources; }
+scenario_extended_containers() { node_scenario_extended_containers; }
 scenario_admin_access() { node_scenario_admin_access; }
 scenario_migration_classes() { node_scenario_migration_classes; }
 
@@ -158,7 +160,7 @@ scenario_down_leaves_nothing() {
 
 # `reboot` runs before the metadata scenarios, so they read metadata files written after a simulated power cycle.
 ALL=(driver_ready claims_in_containers unprepare_on_delete render_shared_display_exclusive usb_reenumerate status_and_health restarts
-  rolling_update cdi_dir_emptied startup_figure reboot template_metadata extended_resources admin_access migration_classes delivered_nodes_read down_leaves_nothing)
+  rolling_update cdi_dir_emptied startup_figure reboot template_metadata template_metadata_uncached extended_resources extended_containers admin_access migration_classes delivered_nodes_read down_leaves_nothing)
 [ $# -gt 0 ] && ALL=("$@")
 
 apply_device_classes
