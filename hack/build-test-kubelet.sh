@@ -75,7 +75,10 @@ else
   args=()
   for m in $mods; do args+=("$m@$STAGING_VER"); done
   (cd "$work" && go get "${args[@]}" >&2 && go mod tidy >&2)
-  (cd "$work" && "${GO_BUILD[@]}" -o "$tmp/" . ./fakeplugin)
+  # k8s.io/kubelet v0.34 generated its DRA types with gogo-protobuf names (UID, CDIDeviceIDs): test/kubelet-go/draapi.
+  tags=()
+  case "$STAGING_VER" in v0.34.*) tags=(-tags liken_dra_gogo) ;; esac
+  (cd "$work" && "${GO_BUILD[@]}" "${tags[@]}" -o "$tmp/" . ./fakeplugin)
 fi
 mv -f "$tmp/kubelet-go" "$OUT"
 mv -f "$tmp/fakeplugin" "$FAKE"

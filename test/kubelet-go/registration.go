@@ -17,6 +17,7 @@ import (
 	drav1 "k8s.io/kubelet/pkg/apis/dra/v1"
 	drav1beta1 "k8s.io/kubelet/pkg/apis/dra/v1beta1"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+	"liken.sh/test/kubelet-go/draapi"
 )
 
 // DRA services this kubelet speaks, in no particular order: the plugin's supported_versions order decides.
@@ -67,7 +68,7 @@ func strs(s []string) []string {
 func (v v1Client) Prepare(ctx context.Context, claims []claimRef) (map[string]prepareResult, error) {
 	req := &drav1.NodePrepareResourcesRequest{}
 	for _, c := range claims {
-		req.Claims = append(req.Claims, &drav1.Claim{Namespace: c.Namespace, Uid: c.UID, Name: c.Name})
+		req.Claims = append(req.Claims, draapi.NewV1Claim(c.Namespace, c.UID, c.Name))
 	}
 	resp, err := v.c.NodePrepareResources(ctx, req)
 	if err != nil {
@@ -78,11 +79,8 @@ func (v v1Client) Prepare(ctx context.Context, claims []claimRef) (map[string]pr
 		pr := prepareResult{Err: r.GetError()}
 		for _, d := range r.GetDevices() {
 			dr := deviceResult{RequestNames: strs(d.GetRequestNames()), PoolName: d.GetPoolName(),
-				DeviceName: d.GetDeviceName(), CDIDeviceIDs: strs(d.GetCdiDeviceIds())}
-			if d.ShareId != nil {
-				s := d.GetShareId()
-				dr.ShareID = &s
-			}
+				DeviceName: d.GetDeviceName(), CDIDeviceIDs: strs(draapi.V1DeviceCDIIDs(d))}
+			dr.ShareID = draapi.V1DeviceShareID(d)
 			pr.Devices = append(pr.Devices, dr)
 		}
 		out[uid] = pr
@@ -93,7 +91,7 @@ func (v v1Client) Prepare(ctx context.Context, claims []claimRef) (map[string]pr
 func (v v1Client) Unprepare(ctx context.Context, claims []claimRef) (map[string]string, error) {
 	req := &drav1.NodeUnprepareResourcesRequest{}
 	for _, c := range claims {
-		req.Claims = append(req.Claims, &drav1.Claim{Namespace: c.Namespace, Uid: c.UID, Name: c.Name})
+		req.Claims = append(req.Claims, draapi.NewV1Claim(c.Namespace, c.UID, c.Name))
 	}
 	resp, err := v.c.NodeUnprepareResources(ctx, req)
 	if err != nil {
@@ -111,7 +109,7 @@ type v1beta1Client struct{ c drav1beta1.DRAPluginClient }
 func (v v1beta1Client) Prepare(ctx context.Context, claims []claimRef) (map[string]prepareResult, error) {
 	req := &drav1beta1.NodePrepareResourcesRequest{}
 	for _, c := range claims {
-		req.Claims = append(req.Claims, &drav1beta1.Claim{Namespace: c.Namespace, Uid: c.UID, Name: c.Name})
+		req.Claims = append(req.Claims, draapi.NewV1Beta1Claim(c.Namespace, c.UID, c.Name))
 	}
 	resp, err := v.c.NodePrepareResources(ctx, req)
 	if err != nil {
@@ -122,7 +120,7 @@ func (v v1beta1Client) Prepare(ctx context.Context, claims []claimRef) (map[stri
 		pr := prepareResult{Err: r.GetError()}
 		for _, d := range r.GetDevices() {
 			pr.Devices = append(pr.Devices, deviceResult{RequestNames: strs(d.GetRequestNames()), PoolName: d.GetPoolName(),
-				DeviceName: d.GetDeviceName(), CDIDeviceIDs: strs(d.GetCdiDeviceIds())})
+				DeviceName: d.GetDeviceName(), CDIDeviceIDs: strs(draapi.V1Beta1DeviceCDIIDs(d))})
 		}
 		out[uid] = pr
 	}
@@ -132,7 +130,7 @@ func (v v1beta1Client) Prepare(ctx context.Context, claims []claimRef) (map[stri
 func (v v1beta1Client) Unprepare(ctx context.Context, claims []claimRef) (map[string]string, error) {
 	req := &drav1beta1.NodeUnprepareResourcesRequest{}
 	for _, c := range claims {
-		req.Claims = append(req.Claims, &drav1beta1.Claim{Namespace: c.Namespace, Uid: c.UID, Name: c.Name})
+		req.Claims = append(req.Claims, draapi.NewV1Beta1Claim(c.Namespace, c.UID, c.Name))
 	}
 	resp, err := v.c.NodeUnprepareResources(ctx, req)
 	if err != nil {

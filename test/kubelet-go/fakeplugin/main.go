@@ -26,6 +26,7 @@ import (
 	drav1 "k8s.io/kubelet/pkg/apis/dra/v1"
 	drav1beta1 "k8s.io/kubelet/pkg/apis/dra/v1beta1"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+	"liken.sh/test/kubelet-go/draapi"
 )
 
 var (
@@ -94,13 +95,13 @@ func (s *server) prepare(ctx context.Context, service string, claims []claim) ma
 			default:
 				for _, res := range cl.Status.Allocation.Devices.Results {
 					if res.Driver == *driverName {
-						r.Devices = append(r.Devices, &drav1.Device{RequestNames: []string{res.Request}, PoolName: res.Pool,
-							DeviceName: res.Device, CdiDeviceIds: []string{*driverName + "/device=" + res.Device}})
+						r.Devices = append(r.Devices, draapi.NewV1Device([]string{res.Request}, res.Pool, res.Device,
+							[]string{*driverName + "/device=" + res.Device}))
 					}
 				}
 			}
 		default:
-			d := &drav1.Device{PoolName: *pool, DeviceName: *device, CdiDeviceIds: []string{*cdiID}}
+			d := draapi.NewV1Device(nil, *pool, *device, []string{*cdiID})
 			if *requestName != "" {
 				d.RequestNames = []string{*requestName}
 			}
@@ -135,7 +136,7 @@ type v1Server struct {
 func (v v1Server) NodePrepareResources(ctx context.Context, req *drav1.NodePrepareResourcesRequest) (*drav1.NodePrepareResourcesResponse, error) {
 	var cs []claim
 	for _, c := range req.GetClaims() {
-		cs = append(cs, claim{c.GetNamespace(), c.GetUid(), c.GetName()})
+		cs = append(cs, claim{c.GetNamespace(), draapi.V1ClaimUID(c), c.GetName()})
 	}
 	return &drav1.NodePrepareResourcesResponse{Claims: v.s.prepare(ctx, drav1.DRAPluginService, cs)}, nil
 }
@@ -143,7 +144,7 @@ func (v v1Server) NodePrepareResources(ctx context.Context, req *drav1.NodePrepa
 func (v v1Server) NodeUnprepareResources(ctx context.Context, req *drav1.NodeUnprepareResourcesRequest) (*drav1.NodeUnprepareResourcesResponse, error) {
 	var cs []claim
 	for _, c := range req.GetClaims() {
-		cs = append(cs, claim{c.GetNamespace(), c.GetUid(), c.GetName()})
+		cs = append(cs, claim{c.GetNamespace(), draapi.V1ClaimUID(c), c.GetName()})
 	}
 	resp := &drav1.NodeUnprepareResourcesResponse{Claims: map[string]*drav1.NodeUnprepareResourceResponse{}}
 	for uid, e := range v.s.unprepare(drav1.DRAPluginService, cs) {
@@ -160,14 +161,14 @@ type v1beta1Server struct {
 func (v v1beta1Server) NodePrepareResources(ctx context.Context, req *drav1beta1.NodePrepareResourcesRequest) (*drav1beta1.NodePrepareResourcesResponse, error) {
 	var cs []claim
 	for _, c := range req.GetClaims() {
-		cs = append(cs, claim{c.GetNamespace(), c.GetUid(), c.GetName()})
+		cs = append(cs, claim{c.GetNamespace(), draapi.V1Beta1ClaimUID(c), c.GetName()})
 	}
 	resp := &drav1beta1.NodePrepareResourcesResponse{Claims: map[string]*drav1beta1.NodePrepareResourceResponse{}}
 	for uid, r := range v.s.prepare(ctx, drav1beta1.DRAPluginService, cs) {
 		br := &drav1beta1.NodePrepareResourceResponse{Error: r.Error}
 		for _, d := range r.Devices {
-			br.Devices = append(br.Devices, &drav1beta1.Device{RequestNames: d.RequestNames, PoolName: d.PoolName,
-				DeviceName: d.DeviceName, CdiDeviceIds: d.CdiDeviceIds})
+			br.Devices = append(br.Devices, draapi.NewV1Beta1Device(d.RequestNames, d.PoolName, d.DeviceName,
+				draapi.V1DeviceCDIIDs(d)))
 		}
 		resp.Claims[uid] = br
 	}
@@ -177,7 +178,7 @@ func (v v1beta1Server) NodePrepareResources(ctx context.Context, req *drav1beta1
 func (v v1beta1Server) NodeUnprepareResources(ctx context.Context, req *drav1beta1.NodeUnprepareResourcesRequest) (*drav1beta1.NodeUnprepareResourcesResponse, error) {
 	var cs []claim
 	for _, c := range req.GetClaims() {
-		cs = append(cs, claim{c.GetNamespace(), c.GetUid(), c.GetName()})
+		cs = append(cs, claim{c.GetNamespace(), draapi.V1Beta1ClaimUID(c), c.GetName()})
 	}
 	resp := &drav1beta1.NodeUnprepareResourcesResponse{Claims: map[string]*drav1beta1.NodeUnprepareResourceResponse{}}
 	for uid, e := range v.s.unprepare(drav1beta1.DRAPluginService, cs) {
