@@ -216,7 +216,11 @@ scenario_driver_restart_mid_prepare() {
   wait_until 60 pod_prepared node-a pod-render-1 || fail "render-1 not prepared before the restart"
   pgid=$(cat "$WORK/node-a/driver.pid")
   kill -STOP -- "-$pgid"
-  claim render-r gpu-render.liken.sh; pod pod-render-r render-r node-a
+  # Where the release does not share render halves (no DRAConsumableCapacity), render-1 holds the laptop's only one:
+  # the claim made during the freeze takes the display half instead.
+  local class=gpu-render.liken.sh
+  k8s_serves render-sharing || class=gpu-display.liken.sh
+  claim render-r "$class"; pod pod-render-r render-r node-a
   wait_until 30 claim_allocated render-r || fail "render-r not allocated"
   sleep 2  # the kubelet has sent its call to the frozen driver by now
   pod_prepared node-a pod-render-r >/dev/null 2>&1 && fail "prepared by a frozen driver?" || pass "prepare is in flight at the frozen driver"

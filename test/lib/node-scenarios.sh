@@ -112,12 +112,19 @@ node_scenario_render_shared_display_exclusive() {
 # load. The time is read on this machine: from when the create request was sent to when a 0.3 s poll first sees the
 # container running. A figure, not a test.
 node_scenario_startup_figure() {
-  local n=${LIKEN_FIGURE_PODS:-20} i t0 now pods=() seen=" " line name f
-  claim_template figure-render gpu-render.liken.sh
+  local n=${LIKEN_FIGURE_PODS:-20} i t0 now pods=() seen=" " line name f source=template note=""
+  # Each pod its own claim from a template, all on the shared render half; where the release does not share render
+  # halves (no DRAConsumableCapacity), one claim by name for every pod, the documented way to share there.
+  if k8s_serves render-sharing; then
+    claim_template figure-render gpu-render.liken.sh
+  else
+    claim figure-render gpu-render.liken.sh
+    source=direct note=" (one ResourceClaim named by every pod: release $(k8s_minor) does not share render halves)"
+  fi
   f=$(mktemp)
   for i in $(seq 1 "$n"); do pods+=("plain-$i" "claimed-$i"); done
   for name in "${pods[@]}"; do
-    case "$name" in claimed-*) workload_pod_yaml "$name" template figure-render ;; *) workload_pod_yaml "$name" ;; esac
+    case "$name" in claimed-*) workload_pod_yaml "$name" "$source" figure-render ;; *) workload_pod_yaml "$name" ;; esac
     echo "---"
   done >"$f"
   t0=$(date +%s%3N)
@@ -135,9 +142,10 @@ node_scenario_startup_figure() {
     sleep 0.3
   done
   p50() { grep "^$1" "$f" | awk '{ print $2 }' | sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "none"; else printf "%.1f s (n=%d)", v[int((NR + 1) / 2)] / 1000, NR }'; }
-  echo "figure: pod creation to container Running, p50 over $n pods each, created together: $(p50 claimed-) with a claim, $(p50 plain-) without"
+  echo "figure: pod creation to container Running, p50 over $n pods each, created together: $(p50 claimed-) with a claim, $(p50 plain-) without$note"
   rm -f "$f"
   k delete pods -l app=liken-workload --wait=false >/dev/null
+  [ "$source" = template ] || k delete resourceclaim figure-render --wait=false >/dev/null 2>&1 || true
 }
 
 pod_scheduling_decided() { [ -n "$(k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" ]; }
