@@ -10,9 +10,18 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib/k8s-release.sh"
 node_scenario_driver_ready() { check_driver_ready "$1"; }
 
 
+# render_claim_beside NAME HOLDER: the claim a pod names when it needs a render half while HOLDER's claim holds the
+# laptop's only one: NAME, a render claim of its own, where the release shares render halves; where it does not
+# (DRAConsumableCapacity off), HOLDER itself, as the documented way to share there is one claim named by every pod.
+render_claim_beside() {
+  if k8s_serves render-sharing; then claim "$1" gpu-render.liken.sh; echo "$1"; else echo "$2"; fi
+}
 node_scenario_claims_in_containers() {
+  # The template's claim takes the render half too where the release shares it, else the display half.
+  local template_class=gpu-render.liken.sh template_other="c 226 0"
+  k8s_serves render-sharing || { template_class=gpu-display.liken.sh; template_other="c 226 128"; }
   claim render-direct gpu-render.liken.sh
-  claim_template render-template gpu-render.liken.sh
+  claim_template render-template "$template_class"
   workload_pod baseline
   workload_pod with-direct direct render-direct
   workload_pod with-template template render-template
@@ -30,7 +39,7 @@ node_scenario_claims_in_containers() {
     pass "the template's claim was generated for its pod" || fail "no claim owned by pod with-template"
   # The laptop's iGPU: the render half is 226:128, the display half (not claimed) 226:0.
   check_container_devices baseline with-direct "c 226 0"
-  check_container_devices baseline with-template "c 226 0"
+  check_container_devices baseline with-template "$template_other"
   expect_eq "the direct claim's CDI spec names the render node" "/dev/dri/renderD128 c 226:128" "$(cdi_spec_nodes render-direct)"
 }
 
@@ -225,8 +234,7 @@ node_scenario_restarts() {
     fail "keep-1's CDI spec or record is gone after the driver pod was replaced"
   expect_eq "the replacement driver took over every checkpointed claim (liken_prepared_claims = records on the node)" \
     "$(node_sh "ls '$CLAIMS_DIR' | grep -c '\.json$'")" "$(driver_metric liken_prepared_claims)"
-  claim after-restart gpu-render.liken.sh
-  workload_pod after-restart direct after-restart
+  workload_pod after-restart direct "$(render_claim_beside after-restart keep-1)"
   wait_until 120 pod_running after-restart && pass "a new pod with a claim runs after the driver pod was replaced" ||
     fail "after-restart $(pod_phase after-restart)"
 
@@ -234,10 +242,9 @@ node_scenario_restarts() {
   "$@" >"${TMPDIR:-/tmp}/liken-upgrade.log" 2>&1 &
   local upgrade=$!
   sleep 1
-  claim during-roll gpu-render.liken.sh
-  workload_pod during-roll direct during-roll
+  workload_pod during-roll direct "$(render_claim_beside during-roll keep-1)"
   if wait_until 180 pod_running during-roll; then
-    pass "a pod created while helm upgrade rolls the DaemonSet starts ($(claim_devices during-roll))"
+    pass "a pod created while helm upgrade rolls the DaemonSet starts ($(claim_devices "$(pod_claim during-roll)"))"
   else
     fail "during-roll $(pod_phase during-roll) while the DaemonSet rolled: $(k get pod during-roll -o jsonpath='{.status.conditions}' | head -c 400)"
   fi
@@ -261,8 +268,7 @@ node_scenario_cdi_dir_emptied() {
   uid=$(claim_uid keep-1)
   node_sh "rm -f '$CDI_DIR'/*"
   [ -z "$(node_sh "ls -A '$CDI_DIR'")" ] && pass "CDI directory emptied" || fail "CDI directory not empty"
-  claim after-wipe gpu-render.liken.sh
-  workload_pod after-wipe direct after-wipe
+  workload_pod after-wipe direct "$(render_claim_beside after-wipe keep-1)"
   if wait_until 120 pod_running after-wipe; then
     expect_eq "a pod created after the wipe gets its device" "/dev/dri/renderD128 c 226:128" \
       "$(container_dev_nodes after-wipe | grep dri)"
@@ -754,8 +760,7 @@ node_scenario_rolling_update_keeps_a_plugin() {
   log="${TMPDIR:-/tmp}/liken-roll.log"
   "$@" >"$log" 2>&1 &
   local upgrade=$!
-  claim during-surge gpu-render.liken.sh
-  workload_pod during-surge direct during-surge
+  workload_pod during-surge direct "$(render_claim_beside during-surge keep-1)"
   local upgraded=0
   wait "$upgrade" && upgraded=1
   # The old pod may still be terminating when helm returns: sample until it is gone.
@@ -784,7 +789,7 @@ node_scenario_rolling_update_keeps_a_plugin() {
       pass "the new pod waited for the metrics port the old one held, then bound it" ||
       fail "the new pod never bound the metrics port"
   fi
-  wait_until 180 pod_running during-surge && pass "a pod created during the roll starts ($(claim_devices during-surge))" ||
+  wait_until 180 pod_running during-surge && pass "a pod created during the roll starts ($(claim_devices "$(pod_claim during-surge)"))" ||
     fail "during-surge $(pod_phase during-surge)"
   wait_until 60 driver_serves_metrics && pass "the new pod serves metrics" || fail "no metrics from the new pod"
   rm -f "$samples" "$samples.stop"
