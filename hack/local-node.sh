@@ -198,6 +198,18 @@ remove_kubelet_iptables_chains() {
   return 0
 }
 
+# kill_pod_processes TRIES: SIGKILL to every shim and pod process of this node, up to TRIES rounds half a second apart.
+kill_pod_processes() {
+  local i pids
+  for i in $(seq 1 "$1"); do
+    pids=$(our_shims; pod_processes)
+    [ -n "$pids" ] || break
+    # shellcheck disable=SC2086
+    kill_pids KILL $pids
+    sleep 0.5
+  done
+}
+
 # Removes every trace of a node; safe to run when nothing is there. Order matters: pods (through the runtime, so
 # CNI releases their addresses), daemons, stray processes, mounts, network, cgroups, files.
 clean() {
@@ -208,13 +220,7 @@ clean() {
       log "crictl rmp failed; killing what is left"
   fi
   stop_one containerd 15
-  for i in 1 2; do
-    pids=$(our_shims; pod_processes)
-    [ -n "$pids" ] || break
-    # shellcheck disable=SC2086
-    kill_pids KILL $pids
-    sleep 0.5
-  done
+  kill_pod_processes 2
   while read -r m; do
     [ -n "$m" ] || continue
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "cannot unmount $m"
@@ -504,13 +510,7 @@ reboot_node() {
     while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
     rm -f "$PIDS/$name.pid"
   done
-  for i in 1 2 3; do
-    pids=$(our_shims; pod_processes)
-    [ -n "$pids" ] || break
-    # shellcheck disable=SC2086
-    kill_pids KILL $pids
-    sleep 0.5
-  done
+  kill_pod_processes 3
   while read -r m; do
     [ -n "$m" ] && [ "$m" != "$STATE" ] || continue
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "cannot unmount $m"

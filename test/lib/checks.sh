@@ -96,7 +96,9 @@ YAML
 }
 
 # claim_template NAME CLASS: a one-request ResourceClaimTemplate in namespace default.
-claim_template() {
+claim_template() { # NAME CLASS [CEL]: CEL adds a selector to the class's
+  local selector=""
+  [ -n "${3:-}" ] && selector=", selectors: [{cel: {expression: '$3'}}]"
   k apply -f - >/dev/null <<YAML
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
@@ -106,7 +108,7 @@ spec:
     devices:
       requests:
       - name: dev
-        exactly: {deviceClassName: $2}
+        exactly: {deviceClassName: $2$selector}
 YAML
 }
 

@@ -161,31 +161,8 @@ deployment_running_on() { local p; p=$(deployment_pod "$1") && [ -n "$p" ] && po
 multinode_scenario_drain() {
   local amd gs p claim uid spec specs=() records=() i ok
   amd=$(node_for amd-gpus); gs=$(node_for gpu-server)
-  k apply -f - >/dev/null <<'YAML'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: mi210-template, namespace: default}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: dev
-        exactly:
-          deviceClassName: gpu-render.liken.sh
-          selectors: [{cel: {expression: 'device.attributes["liken.sh"].classCode == "038000"'}}]
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: amd-render-template, namespace: default}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: dev
-        exactly:
-          deviceClassName: gpu-render.liken.sh
-          selectors: [{cel: {expression: 'device.attributes["liken.sh"].vendor == "1002"'}}]
-YAML
+  claim_template mi210-template gpu-render.liken.sh 'device.attributes["liken.sh"].classCode == "038000"'
+  claim_template amd-render-template gpu-render.liken.sh 'device.attributes["liken.sh"].vendor == "1002"'
   deployment drain-kfd mi210-template '{}'
   # Any AMD render half: on the AMD node first (required there), then relaxed to both AMD machines.
   deployment drain-render amd-render-template "{\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": {\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"liken.sh/recording\", \"operator\": \"In\", \"values\": [\"amd-gpus\", \"gpu-server\"]}]}]}, \"preferredDuringSchedulingIgnoredDuringExecution\": [{\"weight\": 100, \"preference\": {\"matchExpressions\": [{\"key\": \"liken.sh/recording\", \"operator\": \"In\", \"values\": [\"amd-gpus\"]}]}}]}}"
