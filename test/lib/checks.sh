@@ -170,8 +170,8 @@ pod_claim() {
   echo "$c"
 }
 pod_container_id() { k get pod "$1" -o jsonpath='{.status.containerStatuses[0].containerID}' | sed 's|^.*://||'; }
-pod_scheduling() { # reason and message of PodScheduled=False
 pod_pending_unschedulable() { [ "$(pod_phase "$1")" = Pending ] && pod_scheduling "$1" | grep -q Unschedulable; }
+pod_scheduling() { # reason and message of PodScheduled=False
   k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}: {.status.conditions[?(@.type=="PodScheduled")].message}'
 }
 delete_pods() { k delete pod "$@" --wait=true --timeout=120s >/dev/null 2>&1 || true; }

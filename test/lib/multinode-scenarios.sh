@@ -243,7 +243,7 @@ multinode_scenario_rollout() {
   for p in $(awk '{ print $1 }' <<<"$claims"); do pod_running "$p" || missing+=" $p"; done
   expect_eq "their pods keep running" "" "$missing"
   # The laptop's iGPU render half (shareable; its serial adapter is held by place-serial).
-  claim_cel after-rollout gpu-render.liken.sh 'device.attributes["liken.sh"].vendor == "8086"'
+  claim after-rollout gpu-render.liken.sh 'device.attributes["liken.sh"].vendor == "8086"'
   free_pod after-rollout after-rollout
   expect_placed after-rollout laptop
   delete_pods after-rollout
