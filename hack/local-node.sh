@@ -502,7 +502,7 @@ restart() {
 reboot_node() {
   [ "$(id -u)" = 0 ] || die "needs root"
   find_bin
-  local name pid pids m i
+  local name pid m
   for name in kubelet containerd; do
     pid_alive "$name" || continue
     pid=$(cat "$PIDS/$name.pid")
