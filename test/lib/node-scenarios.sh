@@ -201,7 +201,7 @@ slice_gap() {
 # replaced; `helm upgrade` rolls the DaemonSet (the chart's rollingUpdate) while a new workload pod is being created
 # (the arguments: the upgrade command).
 node_scenario_restarts() {
-  local cid gap watch old new claim uid
+  local cid gap watch old new claim uid records
   claim keep-1 gpu-render.liken.sh
   workload_pod keep-1 direct keep-1
   wait_until 120 pod_running keep-1 || { fail "keep-1 $(pod_phase keep-1)"; return 1; }
@@ -232,8 +232,10 @@ node_scenario_restarts() {
   node_file_exists "$CDI_DIR/liken.sh-$uid.json" && node_file_exists "$CLAIMS_DIR/$uid.json" &&
     pass "the new driver pod keeps the prepared claim keep-1 (CDI spec and checkpoint record)" ||
     fail "keep-1's CDI spec or record is gone after the driver pod was replaced"
+  records=$(node_sh "ls '$CLAIMS_DIR' | grep -c '\.json$'")
+  wait_until 30 driver_metric_is liken_prepared_claims "$records" || true
   expect_eq "the replacement driver took over every checkpointed claim (liken_prepared_claims = records on the node)" \
-    "$(node_sh "ls '$CLAIMS_DIR' | grep -c '\.json$'")" "$(driver_metric liken_prepared_claims)"
+    "$records" "$(driver_metric liken_prepared_claims)"
   workload_pod after-restart direct "$(render_claim_beside after-restart keep-1)"
   wait_until 120 pod_running after-restart && pass "a new pod with a claim runs after the driver pod was replaced" ||
     fail "after-restart $(pod_phase after-restart)"

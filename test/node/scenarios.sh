@@ -137,7 +137,7 @@ scenario_reboot() {
   fi
   expect_eq "the new container of reboot-1 gets its device" "/dev/dri/renderD128 c 226:128" \
     "$(container_dev_nodes reboot-1 | grep dri)"
-  k -n "$DRIVER_NS" logs "$(driver_pod)" 2>/dev/null | grep -q "forgetting claim prepared before a reboot.*$uid" &&
+  driver_logs 2>/dev/null | grep -q "forgetting claim prepared before a reboot.*$uid" &&
     pass "the driver dropped the record of the earlier boot" || fail "no log of the earlier boot's record being dropped"
   [ "$(driver_metric 'liken_prepare_total{result="success"}')" -ge 1 ] 2>/dev/null &&
     pass "the kubelet called NodePrepareResources again after the reboot (although its checkpoint names the claim)" ||
