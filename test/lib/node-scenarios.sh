@@ -784,8 +784,9 @@ node_scenario_rolling_update_keeps_a_plugin() {
   expect_eq "a registration socket and a DRA socket answer at every sample of the roll" "0" "$gaps"
   [ "$most" -ge 2 ] && pass "the new plugin served beside the old one (surge: two registration sockets answered)" ||
     fail "never two plugins at once: the roll did not surge ($(sort -u -k4,4 "$samples" | awk '{print $4}' | paste -sd' '))"
-  k -n "$DRIVER_NS" logs "$new" 2>/dev/null | grep -q "kubelet registered the plugin" &&
-    pass "the kubelet registered the new driver pod's plugin" || fail "no registration in $new's log"
+  # The kubelet's plugin watcher registers the new socket on its own schedule, after the socket answers.
+  wait_until 60 driver_logged "$new" "kubelet registered the plugin" &&
+    pass "the kubelet registered the new driver pod's plugin" || fail "no registration in $new's log within 60 s"
   if k -n "$DRIVER_NS" logs "$new" 2>/dev/null | grep -q "metrics endpoint not ready"; then
     wait_until 60 driver_logged "$new" "metrics endpoint ready" &&
       pass "the new pod waited for the metrics port the old one held, then bound it" ||
