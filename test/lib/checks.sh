@@ -225,13 +225,6 @@ driver_metrics() {
 driver_metric() { driver_metrics | awk -v s="$1" '$1 == s { printf "%d\n", $2 }'; }
 # driver_metric_is SERIES VALUE: the series answers with VALUE (a new pod binds its metrics port after it is Ready).
 driver_metric_is() { [ "$(driver_metric "$1")" = "$2" ]; }
-# driver_logs: the driver pod's log, its previous container's first (the kubelet may have restarted it since).
-driver_logs() {
-  local p
-  p=$(driver_pod) || return 1
-  k -n "$DRIVER_NS" logs --previous "$p" 2>/dev/null
-  k -n "$DRIVER_NS" logs "$p"
-}
 
 # --- scenarios that need a real kubelet and container runtime -----------------------------------------------------
 

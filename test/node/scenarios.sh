@@ -21,6 +21,7 @@ source "$REPO/test/lib/images.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/liken-node.XXXXXX")
 export LIKEN_CLUSTER_DIR=${LIKEN_CLUSTER_DIR:-$WORK/cluster}
 NODE=localhost
+NODE_STATE=${LIKEN_NODE_DIR:-/var/lib/liken-node}
 DRIVER_NS=liken-system
 DRIVER_SELECTOR=app.kubernetes.io/name=liken-dra
 RELEASE=liken
@@ -41,7 +42,7 @@ cleanup() {
     return
   fi
   if [ "$rc" -ne 0 ] || [ "$FAILURES" -gt 0 ]; then
-    for f in "${LIKEN_NODE_DIR:-/var/lib/liken-node}"/logs/kubelet.log "${LIKEN_NODE_DIR:-/var/lib/liken-node}"/logs/containerd.log; do
+    for f in "$NODE_STATE"/logs/kubelet.log "$NODE_STATE"/logs/containerd.log; do
       [ -f "$f" ] && { echo "--- tail of $f"; grep -E ' E[0-9]{4} |level=error' "$f" | tail -n 15 || true; }
     done
   fi
@@ -137,8 +138,13 @@ scenario_reboot() {
   fi
   expect_eq "the new container of reboot-1 gets its device" "/dev/dri/renderD128 c 226:128" \
     "$(container_dev_nodes reboot-1 | grep dri)"
-  driver_logs 2>/dev/null | grep -q "forgetting claim prepared before a reboot.*$uid" &&
-    pass "the driver dropped the record of the earlier boot" || fail "no log of the earlier boot's record being dropped"
+  # The node's own files of every driver container (kubectl logs shows one container at a time).
+  local recovery
+  recovery=$(cat "$NODE_STATE"/pod-logs/"$DRIVER_NS"_*/liken-dra/*.log 2>/dev/null |
+    grep -E 'msg=starting|recovered prepared claims|forgetting claim prepared before a reboot')
+  grep -q "forgetting claim prepared before a reboot.*$uid" <<<"$recovery" &&
+    pass "the driver dropped the record of the earlier boot" ||
+    fail "no log of the earlier boot's record being dropped; the driver containers' start-ups: $(cut -c1-200 <<<"$recovery" | paste -sd'|')"
   [ "$(driver_metric 'liken_prepare_total{result="success"}')" -ge 1 ] 2>/dev/null &&
     pass "the kubelet called NodePrepareResources again after the reboot (although its checkpoint names the claim)" ||
     fail "no prepare counted by the driver after the reboot"
