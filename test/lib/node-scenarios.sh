@@ -787,7 +787,7 @@ node_scenario_rolling_update_keeps_a_plugin() {
   # The kubelet's plugin watcher registers the new socket on its own schedule, after the socket answers.
   wait_until 60 driver_logged "$new" "kubelet registered the plugin" &&
     pass "the kubelet registered the new driver pod's plugin" || fail "no registration in $new's log within 60 s"
-  if k -n "$DRIVER_NS" logs "$new" 2>/dev/null | grep -q "metrics endpoint not ready"; then
+  if driver_logged "$new" "metrics endpoint not ready"; then
     wait_until 60 driver_logged "$new" "metrics endpoint ready" &&
       pass "the new pod waited for the metrics port the old one held, then bound it" ||
       fail "the new pod never bound the metrics port"
