@@ -32,7 +32,8 @@ bool IsCIdentifier(const std::string& s) {
 
 bool SliceDevice::SameContent(const SliceDevice& other) const {
   return name == other.name && attributes == other.attributes &&
-         allow_multiple_allocations.value_or(false) == other.allow_multiple_allocations.value_or(false);
+         allow_multiple_allocations.value_or(false) == other.allow_multiple_allocations.value_or(false) &&
+         taints == other.taints;
 }
 
 nlohmann::json AttributeValueToJson(const AttributeValue& value) {
@@ -72,6 +73,18 @@ absl::StatusOr<ResourceSlice> ParseResourceSlice(const nlohmann::json& j) {
         device.name = d.value("name", "");
         if (d.contains("allowMultipleAllocations") && d["allowMultipleAllocations"].is_boolean()) {
           device.allow_multiple_allocations = d["allowMultipleAllocations"].get<bool>();
+        }
+        if (d.contains("taints") && !d["taints"].is_null()) {
+          if (!d["taints"].is_array()) {
+            return absl::InvalidArgumentError(absl::StrCat("device ", device.name, " taints is not a list"));
+          }
+          for (const auto& t : d["taints"]) {
+            if (!t.is_object()) {
+              return absl::InvalidArgumentError(absl::StrCat("device ", device.name, " has a taint that is not an object"));
+            }
+            device.taints.push_back(
+                {t.value("key", ""), t.value("value", ""), t.value("effect", ""), t.value("timeAdded", "")});
+          }
         }
         if (d.contains("attributes") && d["attributes"].is_object()) {
           for (auto a = d["attributes"].begin(); a != d["attributes"].end(); ++a) {
@@ -122,6 +135,31 @@ nlohmann::json ResourceSliceToJson(const ResourceSlice& slice) {
     } else {
       dj.erase("allowMultipleAllocations");
     }
+    if (d.taints.empty()) {
+      dj.erase("taints");
+    } else {
+      // Each taint over the one received at its place when that one has the same key (unknown fields kept).
+      const nlohmann::json received = dj.contains("taints") && dj["taints"].is_array() ? dj["taints"] : nlohmann::json();
+      nlohmann::json taints = nlohmann::json::array();
+      for (size_t i = 0; i < d.taints.size(); ++i) {
+        const DeviceTaint& t = d.taints[i];
+        nlohmann::json tj = nlohmann::json::object();
+        if (i < received.size() && received[i].is_object() && received[i].value("key", nlohmann::json()) == t.key) {
+          tj = received[i];
+        }
+        tj["key"] = t.key;
+        for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"value", &t.value},
+                                           {"effect", &t.effect}, {"timeAdded", &t.time_added}}) {
+          if (value->empty()) {
+            tj.erase(field);
+          } else {
+            tj[field] = *value;
+          }
+        }
+        taints.push_back(std::move(tj));
+      }
+      dj["taints"] = std::move(taints);
+    }
     devices.push_back(std::move(dj));
   }
   spec["devices"] = std::move(devices);
@@ -165,6 +203,9 @@ absl::Status ValidateResourceSlice(const ResourceSlice& slice) {
   }
   for (const auto& d : slice.devices) {
     if (!IsDnsLabel(d.name)) return absl::InvalidArgumentError(absl::StrCat("device name '", d.name, "' is not a DNS label"));
+    if (d.taints.size() > kMaxTaintsPerDevice) {
+      return absl::InvalidArgumentError(absl::StrCat("device ", d.name, " has ", d.taints.size(), " taints"));
+    }
     if (d.attributes.size() > kMaxAttributesPerDevice) {
       return absl::InvalidArgumentError(absl::StrCat("device ", d.name, " has ", d.attributes.size(), " attributes"));
     }

@@ -25,15 +25,30 @@ inline constexpr size_t kMaxAttributeStringLength = 64;
 inline constexpr size_t kMaxAttributeNameLength = 32;   // the C identifier after the domain
 inline constexpr size_t kMaxDnsLabelLength = 63;
 inline constexpr size_t kMaxDnsSubdomainLength = 253;
+inline constexpr size_t kMaxTaintsPerDevice = 16;
+
+// spec.devices[].taints[] of a ResourceSlice (DRADeviceTaints): the effect applies to every claim that does not
+// tolerate the taint, and through the claim to its pods.
+struct DeviceTaint {
+  std::string key;         // a label name, e.g. "liken.sh/unplugged"
+  std::string value;       // a label value; may be empty
+  std::string effect;      // "NoSchedule", "NoExecute" or "None"
+  std::string time_added;  // RFC 3339 ("2026-12-04T19:40:58Z"); empty: the server sets it
+
+  friend bool operator==(const DeviceTaint&, const DeviceTaint&) = default;
+};
+
+inline constexpr char kTaintEffectNoExecute[] = "NoExecute";
 
 // spec.devices[] of a ResourceSlice.
 struct SliceDevice {
   std::string name;
   std::map<std::string, AttributeValue> attributes;  // fully qualified names
   std::optional<bool> allow_multiple_allocations;
+  std::vector<DeviceTaint> taints;                   // in order; absent from the JSON when empty
   nlohmann::json raw = nlohmann::json::object();     // as received; unknown fields kept
 
-  // True when the published content (name, attributes, sharing) equals `other`'s. Ignores `raw`.
+  // True when the published content (name, attributes, sharing, taints) equals `other`'s. Ignores `raw`.
   bool SameContent(const SliceDevice& other) const;
 };
 

@@ -225,6 +225,14 @@ void BindFlags(CLI::App& app, RunFlags& flags) {
       ->capture_default_str()
       ->check(IntegerFrom(1, 100000));
   app.add_flag("--no-uevents", flags.no_uevents, "do not listen to kernel uevents (the periodic resync remains)");
+  app.add_flag("--taint-unplugged-devices", flags.taint_unplugged_devices,
+               "keep publishing a device a prepared claim holds after it left the node, with a NoExecute taint "
+               "liken.sh/unplugged, so its pods are evicted (Kubernetes 1.36 and later)");
+  app.add_option("--unplugged-taint-limit", "the longest such a device stays published, tainted")
+      ->type_name("DURATION")
+      ->default_str(absl::FormatDuration(flags.unplugged_taint_limit))
+      ->check(DurationFrom(absl::Seconds(1), absl::Hours(24 * 7)))
+      ->each([&flags](const std::string& value) { (void)absl::ParseDuration(value, &flags.unplugged_taint_limit); });
   Bind(app, flags.verbosity);
   Bind(app, flags.discovery);
 }

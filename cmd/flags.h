@@ -61,6 +61,8 @@ struct RunFlags {
   double kube_api_qps = informers::KubeConfig{}.qps;
   int kube_api_burst = informers::KubeConfig{}.burst;
   bool no_uevents = false;
+  bool taint_unplugged_devices = false;  // a pod follows its device (controller/unplugged_devices.h)
+  absl::Duration unplugged_taint_limit = absl::Hours(1);
   KubeletFlags kubelet;
   DiscoveryFlags discovery;
   VerbosityFlags verbosity;

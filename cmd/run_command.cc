@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -89,6 +90,24 @@ std::unique_ptr<controller::UeventSource> OpenUevents(const RunFlags& flags) {
   return nullptr;
 }
 
+// Passes the plugin's claim changes on to `next`, and asks for a node pass (`ask`) when a claim is no longer
+// prepared: a device it held that went away, published tainted, leaves the slice at once
+// (--taint-unplugged-devices). Thread-safe when `next` and `ask` are.
+class ReleasedClaimsAskForAPass final : public kubelet::PreparedClaimListener {
+ public:
+  ReleasedClaimsAskForAPass(kubelet::PreparedClaimListener* next, std::function<void()> ask)
+      : next_(next), ask_(std::move(ask)) {}
+  void OnPreparedClaimChanged(const kubelet::ClaimRef& ref, const kubelet::PreparedClaim* now) override {
+    next_->OnPreparedClaimChanged(ref, now);
+    if (now == nullptr) ask_();
+  }
+  void OnInventory(const discovery::Inventory& inventory) override { next_->OnInventory(inventory); }
+
+ private:
+  kubelet::PreparedClaimListener* const next_;
+  const std::function<void()> ask_;
+};
+
 }  // namespace
 
 int RunCommand(const Command& command, int argc, char** argv) {
@@ -143,6 +162,11 @@ int RunCommand(const Command& command, int argc, char** argv) {
   kubelet::PluginMetrics plugin_metrics(&metrics);
   kubelet::KubeletPluginOptions plugin_options = PluginOptions(flags);
   plugin_options.claim_listener = &status_feed;
+  std::atomic<controller::NodeReconciler*> reconcile_ref{nullptr};
+  ReleasedClaimsAskForAPass released_feed(&status_feed, [&reconcile_ref] {
+    if (controller::NodeReconciler* r = reconcile_ref.load(); r != nullptr) r->Enqueue();
+  });
+  if (flags.taint_unplugged_devices) plugin_options.claim_listener = &released_feed;
   // A burst of kubelet calls leaves its freed memory as free pages inside the heap (3 MB after 50 prepares) and
   // the next pass that would give them back may be --resync-period away: trim once the calls have been quiet 5 s.
   controller::Coalescer heap_trim(clock.get(), absl::Seconds(5), absl::Seconds(60), [] { ::malloc_trim(0); });
@@ -185,10 +209,9 @@ int RunCommand(const Command& command, int argc, char** argv) {
   }
   absl::Mutex state_mu;
   std::atomic<controller::ClusterFeatures*> cluster_ref{nullptr};
-  std::atomic<controller::NodeReconciler*> reconcile_ref{nullptr};
   controller::ClusterFeatures cluster([&](const std::string& feature, const controller::FeatureState& state) {
     metrics.OnClusterFeature(feature, state.served);
-    if (feature == controller::kFeatureRenderSharing) {
+    if (feature == controller::kFeatureRenderSharing || feature == controller::kFeatureDeviceTaints) {
       if (controller::NodeReconciler* r = reconcile_ref.load(); r != nullptr) r->Enqueue();
     }
     controller::ClusterFeatures* features = cluster_ref.load();
@@ -212,6 +235,8 @@ int RunCommand(const Command& command, int argc, char** argv) {
   reconcile_options.node_name = node;
   reconcile_options.resync_period = flags.resync_period;
   reconcile_options.features = &cluster;
+  reconcile_options.taint_unplugged = flags.taint_unplugged_devices;
+  reconcile_options.unplugged_taint_limit = flags.unplugged_taint_limit;
   controller::NodeReconciler reconcile(reconcile_options, client->get(), clock.get(), scanner.get(), &plugin,
                                        std::move(uevents), &metrics, shutdown.get_token());
   reconcile_ref = &reconcile;
@@ -242,6 +267,7 @@ int RunCommand(const Command& command, int argc, char** argv) {
   claims.Stop();
   plugin_stopper.join();
   metrics_stopper.join();
+  reconcile_ref = nullptr;
   if (!state_dir.empty()) ::unlink((state_dir + "/cluster.json").c_str());
   LogInfo("stopped");
   return 0;

@@ -1,5 +1,7 @@
 #include "controller/cluster_features.h"
 
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -11,7 +13,7 @@ namespace liken::controller {
 namespace {
 
 // The first release whose default gates serve each feature (DRAConsumableCapacity,
-// DRAResourceClaimGranularStatusAuthorization and ResourceHealthStatus: beta and on from 1.36).
+// DRAResourceClaimGranularStatusAuthorization, ResourceHealthStatus and DRADeviceTaints: beta and on from 1.36).
 constexpr int kFirstMinorWithDefaults = 36;
 
 // The leading number of "34" or "34+".
@@ -35,9 +37,9 @@ std::string_view SourceName(FeatureSource source) {
   return "unknown";
 }
 
-// The allowMultipleAllocations values of a slice's devices, by device name; devices without the field are absent.
-std::map<std::string, bool> SharingOf(const nlohmann::json& slice) {
-  std::map<std::string, bool> out;
+// A slice's devices that carry `field` (allowMultipleAllocations: true; taints: a non-empty list), by name.
+std::set<std::string> DevicesWith(const nlohmann::json& slice, const char* field) {
+  std::set<std::string> out;
   if (!slice.is_object()) return out;
   auto spec = slice.find("spec");
   if (spec == slice.end() || !spec->is_object()) return out;
@@ -45,17 +47,29 @@ std::map<std::string, bool> SharingOf(const nlohmann::json& slice) {
   if (devices == spec->end() || !devices->is_array()) return out;
   for (const auto& d : *devices) {
     if (!d.is_object() || !d.contains("name") || !d["name"].is_string()) continue;
-    auto f = d.find("allowMultipleAllocations");
-    if (f != d.end() && f->is_boolean()) out[d["name"].get<std::string>()] = f->get<bool>();
+    auto f = d.find(field);
+    if (f == d.end()) continue;
+    if ((f->is_boolean() && f->get<bool>()) || (f->is_array() && !f->empty())) out.insert(d["name"].get<std::string>());
   }
   return out;
+}
+
+// What a write tells of a field: nothing (no device sent it), kept, or dropped (a device sent it came back without).
+std::optional<bool> Kept(const nlohmann::json& sent, const nlohmann::json& stored, const char* field) {
+  const std::set<std::string> asked = DevicesWith(sent, field);
+  if (asked.empty()) return std::nullopt;
+  const std::set<std::string> kept = DevicesWith(stored, field);
+  for (const auto& device : asked) {
+    if (kept.count(device) == 0) return false;
+  }
+  return true;
 }
 
 }  // namespace
 
 const std::vector<std::string>& ClusterFeatureNames() {
   static const std::vector<std::string> kNames = {kFeatureRenderSharing, kFeatureNodeScopedClaimStatus,
-                                                  kFeaturePodHealth};
+                                                  kFeaturePodHealth, kFeatureDeviceTaints};
   return kNames;
 }
 
@@ -71,6 +85,10 @@ std::string_view FeatureMissingMeaning(std::string_view feature) {
   if (feature == kFeaturePodHealth) {
     return "device health does not reach the pod's status by default (ResourceHealthStatus off); the driver still "
            "serves it to the kubelet";
+  }
+  if (feature == kFeatureDeviceTaints) {
+    return "the API server drops device taints (DRADeviceTaints off): a claimed device that goes away leaves the "
+           "slice and its pod stays, Unhealthy, even with --taint-unplugged-devices";
   }
   return "unknown feature";
 }
@@ -126,24 +144,21 @@ void ClusterFeatures::SetVersion(const ServerVersion& version) {
 }
 
 void ClusterFeatures::ObserveSliceWrite(const nlohmann::json& sent, const nlohmann::json& stored) {
-  const std::map<std::string, bool> asked = SharingOf(sent);
-  const std::map<std::string, bool> kept = SharingOf(stored);
-  bool any = false;
-  bool dropped = false;
-  for (const auto& [device, value] : asked) {
-    if (!value) continue;
-    any = true;
-    auto k = kept.find(device);
-    if (k == kept.end() || !k->second) dropped = true;
-  }
-  if (!any) return;
-  FeatureState state{!dropped, FeatureSource::kObserved};
-  bool changed;
+  std::vector<std::pair<std::string, FeatureState>> changed;
   {
     absl::MutexLock lock(&mu_);
-    changed = Set(kFeatureRenderSharing, state);
+    for (const auto& [feature, field] : {std::pair<const char*, const char*>{kFeatureRenderSharing,
+                                                                             "allowMultipleAllocations"},
+                                         {kFeatureDeviceTaints, "taints"}}) {
+      std::optional<bool> kept = Kept(sent, stored, field);
+      if (!kept.has_value()) continue;
+      FeatureState state{*kept, FeatureSource::kObserved};
+      if (Set(feature, state)) changed.emplace_back(feature, state);
+    }
   }
-  if (changed && on_change_) on_change_(kFeatureRenderSharing, state);
+  if (on_change_) {
+    for (const auto& [name, state] : changed) on_change_(name, state);
+  }
 }
 
 bool ClusterFeatures::DropsAllowMultipleAllocations() const {
@@ -155,6 +170,11 @@ bool ClusterFeatures::DropsAllowMultipleAllocations() const {
 bool ClusterFeatures::SharingMayBeDropped() const {
   absl::MutexLock lock(&mu_);
   return !features_.at(kFeatureRenderSharing).served;
+}
+
+bool ClusterFeatures::TaintsServed() const {
+  absl::MutexLock lock(&mu_);
+  return features_.at(kFeatureDeviceTaints).served;
 }
 
 FeatureState ClusterFeatures::Get(std::string_view feature) const {
@@ -200,7 +220,10 @@ absl::Status ProbeClusterFeatures(informers::KubeClient* client, const std::stri
          {{"driver", driver},
           {"nodeName", node_name},
           {"pool", {{"name", name}, {"generation", 1}, {"resourceSliceCount", 1}}},
-          {"devices", nlohmann::json::array({{{"name", "probe"}, {"allowMultipleAllocations", true}}})}}}};
+          {"devices", nlohmann::json::array({{{"name", "probe"},
+                                               {"allowMultipleAllocations", true},
+                                               {"taints", nlohmann::json::array({{{"key", absl::StrCat(driver, "/probe")},
+                                                                                  {"effect", "NoSchedule"}}})}}})}}}};
     auto stored = client->Patch(informers::ResourceSlicePath(name),
                                 absl::StrCat("dryRun=All&fieldManager=", driver, "&force=true"),
                                 "application/apply-patch+yaml", probe);

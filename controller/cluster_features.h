@@ -27,6 +27,9 @@ inline constexpr char kFeatureRenderSharing[] = "render_sharing";
 inline constexpr char kFeatureNodeScopedClaimStatus[] = "node_scoped_claim_status";
 // Device health in the pod's status (ResourceHealthStatus).
 inline constexpr char kFeaturePodHealth[] = "pod_health";
+// taints kept on slices' devices (DRADeviceTaints): a claimed device that went away can be published tainted, so
+// its pods are evicted (--taint-unplugged-devices).
+inline constexpr char kFeatureDeviceTaints[] = "device_taints";
 
 // Every tracked feature, in report order. Thread-safe.
 const std::vector<std::string>& ClusterFeatureNames();
@@ -67,8 +70,9 @@ class ClusterFeatures {
   void SetVersion(const ServerVersion& version);
 
   // Records what the server stored of a slice we sent (`sent` and `stored` are ResourceSlice JSON): a device sent
-  // with allowMultipleAllocations that comes back without it means render halves cannot be shared. Logs a change
-  // once. Objects that carry no such device tell nothing. Thread-safe.
+  // with allowMultipleAllocations that comes back without it means render halves cannot be shared; a device sent
+  // with taints that comes back without them means device taints are not served. Logs a change once. Objects that
+  // carry no such device tell nothing. Thread-safe.
   void ObserveSliceWrite(const nlohmann::json& sent, const nlohmann::json& stored);
 
   // True when the server was seen dropping allowMultipleAllocations. Thread-safe.
@@ -78,6 +82,10 @@ class ClusterFeatures {
   // write for it alone would be dropped again, or is deferred until the start-up probe has answered; the change
   // callback asks for the pass that adds it). Thread-safe.
   bool SharingMayBeDropped() const;
+
+  // True when device taints are known to be served (observed, or the release's defaults while nothing was
+  // observed): only then does the node publish a claimed device that went away, tainted. Thread-safe.
+  bool TaintsServed() const;
 
   // The state of `feature` (kUnknown for a name not tracked). Thread-safe.
   FeatureState Get(std::string_view feature) const;
@@ -100,7 +108,8 @@ class ClusterFeatures {
 std::string_view FeatureMissingMeaning(std::string_view feature);
 
 // Reads the cluster at start-up: GET /version (SetVersion), then a dry-run server-side apply of a probe slice for
-// `node_name` (named "<node>-liken.sh-probe", one device with allowMultipleAllocations; nothing is stored) and
+// `node_name` (named "<node>-liken.sh-probe", one device with allowMultipleAllocations and a NoSchedule taint;
+// nothing is stored) and
 // ObserveSliceWrite of its answer. Each failure is logged and returned (the first); what did answer is kept. Never
 // fatal: the caller goes on with what is known. Thread-safe.
 absl::Status ProbeClusterFeatures(informers::KubeClient* client, const std::string& node_name,

@@ -133,7 +133,8 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                        .Name("liken_cluster_feature_served")
                        .Help("1 when the API server serves the feature (render_sharing: allowMultipleAllocations kept; "
                              "node_scoped_claim_status: associated-node verbs checked; pod_health: "
-                             "ResourceHealthStatus); 0 when it does not or it is not known yet.")
+                             "ResourceHealthStatus; device_taints: taints kept on devices); 0 when it does not or it "
+                             "is not known yet.")
                        .Register(r);
   for (const auto& name : ClusterFeatureNames()) cluster_features_[name] = &features.Add({{"feature", name}});
 }

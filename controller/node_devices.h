@@ -3,11 +3,26 @@
 // floor sits above this one), wired in cmd.
 #pragma once
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "discovery/inventory.h"
 #include "discovery/scanner.h"
 
 namespace liken::controller {
+
+// A device a prepared claim holds, as the claim's prepare delivered it.
+struct HeldDevice {
+  std::string name;
+  std::map<std::string, discovery::AttributeValue> attributes;  // as published when it was prepared
+  std::string sysfs_path;  // its directory under <sysfs>/devices; empty: not known
+  // Only admin-access claims hold it (DRAAdminAccess): its allocation belongs to no claim of this node.
+  bool admin_access_only = false;
+
+  friend bool operator==(const HeldDevice&, const HeldDevice&) = default;
+};
 
 // Where a node pass hands its scan, and what it asks of the prepared claims after publishing.
 // Implementations are thread-safe: a pass and the kubelet's gRPC calls use them concurrently.
@@ -24,6 +39,9 @@ class NodeDevices {
   // that changed or vanished; returns how many it rewrote, or the first write error (after doing the rest).
   // Thread-safe.
   virtual absl::StatusOr<int> RefreshPreparedClaims() = 0;
+
+  // The devices the prepared claims hold, sorted by name (each once). Thread-safe.
+  virtual std::vector<HeldDevice> HeldDevices() const = 0;
 };
 
 }  // namespace liken::controller

@@ -34,6 +34,7 @@ NodeReconciler::NodeReconciler(NodeReconcilerOptions options, informers::KubeCli
       queue_(clock, NewControllerRateLimiter(clock, absl::Milliseconds(5), absl::Seconds(30), 10, 100), metrics),
       slices_(client, clock, NodeSliceInformerOptions(options_.node_name), &loop_, metrics),
       sync_(options_.node_name, discovery::kDriverName, client, slices_.store(), metrics),
+      unplugged_(clock, options_.unplugged_taint_limit),
       loop_(&queue_, options_.resync_period, [this] { return RunPass(); }),
       coalescer_(clock, options_.uevent_quiet, options_.uevent_max_delay, [this] { loop_.Enqueue(); }),
       uevents_(uevents != nullptr ? std::make_unique<UeventListener>(std::move(uevents), &coalescer_, metrics)
@@ -76,7 +77,8 @@ absl::Status NodeReconciler::RunPass() {
   absl::Status published = inventory.status();
   if (inventory.ok()) {
     devices_->UpdateInventory(*inventory, started);  // its one holder, the kubelet side's device catalog
-    published = PublishSlices(discovery::BuildResourceSlices(options_.node_name, *inventory, 0));
+    published = PublishSlices(
+        discovery::BuildResourceSlices(options_.node_name, *inventory, 0, UnpluggedTainted(*inventory)));
   }
   RefreshPreparedClaims();  // the CDI specs follow the hardware even while the API server is away
   return published;
@@ -90,6 +92,19 @@ absl::StatusOr<discovery::Inventory> NodeReconciler::Scan() {
                      absl::Now() - start);
   }
   return inventory;
+}
+
+std::vector<apis::SliceDevice> NodeReconciler::UnpluggedTainted(const discovery::Inventory& inventory) {
+  if (!options_.taint_unplugged) return {};
+  // A server that drops taints would publish the device as if it were present: the contract's behaviour then.
+  if (options_.features != nullptr && !options_.features->TaintsServed()) return {};
+  return unplugged_.Tainted(inventory, devices_->HeldDevices(), [this] {
+    std::vector<apis::ResourceSlice> published;
+    for (const auto& obj : slices_.store()->List()) {
+      if (auto slice = apis::ParseResourceSlice(*obj); slice.ok()) published.push_back(*std::move(slice));
+    }
+    return published;
+  });
 }
 
 absl::Status NodeReconciler::PublishSlices(const std::vector<apis::ResourceSlice>& desired) {

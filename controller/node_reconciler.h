@@ -19,6 +19,7 @@
 #include "controller/node_pass_loop.h"
 #include "controller/slice_sync.h"
 #include "controller/triggers.h"
+#include "controller/unplugged_devices.h"
 #include "discovery/inventory.h"
 #include "discovery/scanner.h"
 #include "informers/informer.h"
@@ -33,6 +34,10 @@ struct NodeReconcilerOptions {
   absl::Duration uevent_quiet = absl::Milliseconds(50);       // a uevent burst ends after this much quiet...
   absl::Duration uevent_max_delay = absl::Milliseconds(250);  // ...or this long after its first event
   ClusterFeatures* features = nullptr;  // may be null; else outlives the reconciler (SliceSync::SetClusterFeatures)
+  // A pod follows its device: a device a prepared claim holds that went away stays published, tainted NoExecute
+  // (UnpluggedDevices), while `features` says the server keeps taints (or is null).
+  bool taint_unplugged = false;
+  absl::Duration unplugged_taint_limit = kDefaultUnpluggedTaintLimit;  // the longest it stays published so
 };
 
 // The informer options of this node's slices (field selector spec.nodeName=<node>,spec.driver=liken.sh).
@@ -40,7 +45,8 @@ struct NodeReconcilerOptions {
 informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name);
 
 // One pass (RunPass), on the worker thread: scan the machine; hand the inventory to `devices` (its one
-// holder); build the desired slices from it; write the difference (SliceSync); then have `devices` refresh the
+// holder); build the desired slices from it (with the claimed devices that went away, tainted, when
+// `taint_unplugged` is on); write the difference (SliceSync); then have `devices` refresh the
 // prepared claims against the inventory it holds (also after a failed scan or write: the CDI specs follow the
 // hardware even while the API server is away). Passes are asked for by uevents (coalesced), by any event
 // on this node's slices, by retries with backoff and by the periodic resync; the loop (NodePassLoop) calls
@@ -92,6 +98,7 @@ class NodeReconciler {
  private:
   // The steps of RunPass, each on the worker thread.
   absl::StatusOr<discovery::Inventory> Scan();
+  std::vector<apis::SliceDevice> UnpluggedTainted(const discovery::Inventory& inventory);
   absl::Status PublishSlices(const std::vector<apis::ResourceSlice>& desired);
   void RefreshPreparedClaims();  // not once `shutdown` was raised
 
@@ -103,6 +110,7 @@ class NodeReconciler {
   WorkQueue queue_;
   informers::Informer slices_;  // events go to loop_ (below); stopped by Stop before it is destroyed
   SliceSync sync_;
+  UnpluggedDevices unplugged_;
   NodePassLoop loop_;
   Coalescer coalescer_;
   std::unique_ptr<UeventListener> uevents_;  // null without a uevent source

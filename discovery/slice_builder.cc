@@ -10,9 +10,24 @@ std::string PrimarySliceName(const std::string& node_name) { return absl::StrCat
 
 std::vector<apis::ResourceSlice> BuildResourceSlices(const std::string& node_name, const Inventory& inventory,
                                                      int64_t generation) {
-  std::vector<const PublishedDevice*> devices;
-  for (const auto& d : inventory.published) devices.push_back(&d);
-  std::sort(devices.begin(), devices.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+  return BuildResourceSlices(node_name, inventory, generation, {});
+}
+
+std::vector<apis::ResourceSlice> BuildResourceSlices(const std::string& node_name, const Inventory& inventory,
+                                                     int64_t generation, const std::vector<apis::SliceDevice>& also) {
+  std::vector<apis::SliceDevice> devices;
+  devices.reserve(inventory.published.size() + also.size());
+  for (const auto& d : inventory.published) {
+    apis::SliceDevice device;
+    device.name = d.name;
+    device.attributes = d.attributes;
+    if (d.allow_multiple_allocations) device.allow_multiple_allocations = true;
+    devices.push_back(std::move(device));
+  }
+  for (const auto& d : also) {
+    if (inventory.Find(d.name) == nullptr) devices.push_back(d);
+  }
+  std::sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   size_t count = std::max<size_t>(1, (devices.size() + apis::kMaxDevicesPerSlice - 1) / apis::kMaxDevicesPerSlice);
   std::vector<apis::ResourceSlice> slices(count);
   for (size_t i = 0; i < count; ++i) {
@@ -25,13 +40,7 @@ std::vector<apis::ResourceSlice> BuildResourceSlices(const std::string& node_nam
     slice.pool.resource_slice_count = static_cast<int64_t>(count);
     size_t begin = i * apis::kMaxDevicesPerSlice;
     size_t end = std::min(devices.size(), begin + apis::kMaxDevicesPerSlice);
-    for (size_t k = begin; k < end; ++k) {
-      apis::SliceDevice device;
-      device.name = devices[k]->name;
-      device.attributes = devices[k]->attributes;
-      if (devices[k]->allow_multiple_allocations) device.allow_multiple_allocations = true;
-      slice.devices.push_back(std::move(device));
-    }
+    for (size_t k = begin; k < end; ++k) slice.devices.push_back(std::move(devices[k]));
   }
   return slices;
 }

@@ -19,4 +19,10 @@ std::string PrimarySliceName(const std::string& node_name);
 std::vector<apis::ResourceSlice> BuildResourceSlices(const std::string& node_name, const Inventory& inventory,
                                                      int64_t generation);
 
+// The same, with `also` (devices the scan did not find that the node still publishes: a claimed device that went
+// away, tainted) laid out among the inventory's devices by name. A name of `also` that the inventory has is left
+// out. Thread-safe (pure).
+std::vector<apis::ResourceSlice> BuildResourceSlices(const std::string& node_name, const Inventory& inventory,
+                                                     int64_t generation, const std::vector<apis::SliceDevice>& also);
+
 }  // namespace liken::discovery

@@ -55,11 +55,18 @@ void ClaimPreparer::SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> cl
   absl::MutexLock lock(&devices_mu_);
   if (slot.prepared) {
     for (const auto& d : slot.prepared->delivered) {
-      if (--prepared_device_refs_[d.name] <= 0) prepared_device_refs_.erase(d.name);
+      Held& held = prepared_device_refs_[d.name];
+      if (!d.admin_access) --held.owner_refs;
+      if (--held.refs <= 0) prepared_device_refs_.erase(d.name);
     }
   }
   if (claim) {
-    for (const auto& d : claim->delivered) ++prepared_device_refs_[d.name];
+    for (const auto& d : claim->delivered) {
+      Held& held = prepared_device_refs_[d.name];
+      ++held.refs;
+      if (!d.admin_access) ++held.owner_refs;
+      held.device = d;
+    }
   }
   slot.prepared = std::move(claim);
   if (was != is) {
@@ -76,6 +83,17 @@ std::vector<std::string> ClaimPreparer::PreparedDeviceNames() const {
   for (const auto& [name, refs] : prepared_device_refs_) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::vector<controller::HeldDevice> ClaimPreparer::HeldDevices() const {
+  absl::MutexLock lock(&devices_mu_);
+  std::vector<controller::HeldDevice> out;
+  out.reserve(prepared_device_refs_.size());
+  for (const auto& [name, held] : prepared_device_refs_) {
+    out.push_back({name, held.device.attributes, held.device.sysfs_path, held.owner_refs <= 0});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
 }
 
 // ---- recovery ----

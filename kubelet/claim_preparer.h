@@ -46,6 +46,7 @@
 #include "absl/synchronization/mutex.h"
 #include "cdi/cdi_spec.h"
 #include "cdi/claim_spec_store.h"
+#include "controller/node_devices.h"
 #include "informers/claim_lookup.h"
 #include "kubelet/claim_checkpoint.h"
 #include "kubelet/claim_files.h"
@@ -113,6 +114,10 @@ class ClaimPreparer {
   // Names of the devices held by prepared claims, sorted. Thread-safe.
   std::vector<std::string> PreparedDeviceNames() const;
 
+  // The devices held by prepared claims, as delivered (the latest prepare or refresh's copy), sorted by name.
+  // Thread-safe.
+  std::vector<controller::HeldDevice> HeldDevices() const;
+
   // How many claims are prepared. Thread-safe.
   size_t PreparedCount() const { return prepared_count_.load(); }
 
@@ -152,7 +157,13 @@ class ClaimPreparer {
   std::optional<DeviceMetadataStore::RootState> metadata_seen_ ABSL_GUARDED_BY(metadata_seen_mu_);
 
   mutable absl::Mutex devices_mu_;
-  absl::flat_hash_map<std::string, int> prepared_device_refs_ ABSL_GUARDED_BY(devices_mu_);
+  // A device the prepared claims hold: how many hold it, how many of those not for admin access, and as delivered.
+  struct Held {
+    int refs = 0;
+    int owner_refs = 0;
+    DeliveredDevice device;
+  };
+  absl::flat_hash_map<std::string, Held> prepared_device_refs_ ABSL_GUARDED_BY(devices_mu_);
   std::atomic<size_t> prepared_count_{0};  // changed (and reported) under devices_mu_; read without it
 };
 

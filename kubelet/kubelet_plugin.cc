@@ -156,6 +156,11 @@ absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims(const discovery::Invent
   return RefreshPreparedClaims();
 }
 
+std::vector<controller::HeldDevice> KubeletPlugin::HeldDevices() const {
+  absl::MutexLock lock(&mu_);
+  return preparer_ ? preparer_->HeldDevices() : std::vector<controller::HeldDevice>{};
+}
+
 bool KubeletPlugin::registered() const {
   absl::MutexLock lock(&mu_);
   return registration_ && registration_->registered();

@@ -85,6 +85,9 @@ class KubeletPlugin final : public controller::NodeDevices {
   // specs it rewrote; fails (after doing the rest) when a write failed. Thread-safe.
   absl::StatusOr<int> RefreshPreparedClaims() override;
 
+  // controller::NodeDevices: the devices the prepared claims hold; none before Start. Thread-safe.
+  std::vector<controller::HeldDevice> HeldDevices() const override;
+
   // UpdateInventory(inventory, scan_started), then RefreshPreparedClaims(). Thread-safe.
   absl::StatusOr<int> RefreshPreparedClaims(const discovery::Inventory& inventory,
                                             ScanClock::time_point scan_started = ScanClock::now());

@@ -12,6 +12,7 @@
 #     node-scoped-status        the associated-node verbs are checked (DRAResourceClaimGranularStatusAuthorization,
 #                               from 1.36; absent before)
 #     pod-health                device health in the pod's status (ResourceHealthStatus; on by default from 1.36)
+#     device-taints             taints kept on a slice's devices (DRADeviceTaints; on by default from 1.36)
 #     extended-resources        DeviceClass extendedResourceName and deviceclass.resource.kubernetes.io/ names in a
 #                               pod's limits (DRAExtendedResource; on by default from 1.36)
 
@@ -43,6 +44,7 @@ k8s_serves() {
     render-sharing) k8s_gate_on DRAConsumableCapacity 36 ;;
     node-scoped-status) [ "$(k8s_minor)" -ge 36 ] && k8s_gate_on DRAResourceClaimGranularStatusAuthorization 36 ;;
     pod-health) k8s_gate_on ResourceHealthStatus 36 ;;
+    device-taints) k8s_gate_on DRADeviceTaints 36 ;;
     extended-resources) k8s_gate_on DRAExtendedResource 36 ;;
     *) echo "k8s_serves: unknown feature $1" >&2; return 2 ;;
   esac

@@ -37,10 +37,50 @@ TEST(ResourceSliceJsonTest, RoundTripKeepsUnknownAndServerFields) {
   EXPECT_EQ(out["spec"]["devices"][0]["allowMultipleAllocations"], true);
 }
 
+TEST(ResourceSliceJsonTest, TaintsRoundTripAndTakePartInTheContent) {
+  auto j = nlohmann::json::parse(R"({"metadata": {"name": "n-liken.sh"},
+    "spec": {"driver": "liken.sh", "nodeName": "n", "pool": {"name": "n"},
+             "devices": [{"name": "d1", "taints": [{"key": "liken.sh/unplugged", "value": "gone", "effect": "NoExecute",
+                                                    "timeAdded": "2026-12-04T19:40:58Z", "future": 7}]},
+                         {"name": "d2"}]}})");
+  auto slice = ParseResourceSlice(j);
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  ASSERT_EQ(slice->devices[0].taints.size(), 1u);
+  const DeviceTaint want{"liken.sh/unplugged", "gone", "NoExecute", "2026-12-04T19:40:58Z"};
+  EXPECT_EQ(slice->devices[0].taints[0], want);
+  EXPECT_TRUE(slice->devices[1].taints.empty());
+  // Out again: the received taint keeps its unknown field; a device without taints has no "taints" key.
+  auto out = ResourceSliceToJson(*slice);
+  EXPECT_EQ(out["spec"]["devices"][0]["taints"][0]["future"], 7);
+  EXPECT_EQ(out["spec"]["devices"][0]["taints"][0]["effect"], "NoExecute");
+  EXPECT_EQ(out["spec"]["devices"][0]["taints"][0]["timeAdded"], "2026-12-04T19:40:58Z");
+  EXPECT_FALSE(out["spec"]["devices"][1].contains("taints"));
+  auto again = ParseResourceSlice(out);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->devices[0].SameContent(slice->devices[0]));
+  // A taint is content: added, changed or removed, the device differs.
+  SliceDevice untainted = slice->devices[0];
+  untainted.taints.clear();
+  EXPECT_FALSE(untainted.SameContent(slice->devices[0]));
+  SliceDevice later = slice->devices[0];
+  later.taints[0].time_added = "2026-12-04T19:41:00Z";
+  EXPECT_FALSE(later.SameContent(slice->devices[0]));
+  // Removing it removes the key from the JSON, also over the received copy.
+  slice->devices[0].taints.clear();
+  EXPECT_FALSE(ResourceSliceToJson(*slice)["spec"]["devices"][0].contains("taints"));
+  // A new taint is written with only the fields it has.
+  slice->devices[1].taints.push_back({"liken.sh/unplugged", "", "NoExecute", ""});
+  EXPECT_EQ(ResourceSliceToJson(*slice)["spec"]["devices"][1]["taints"],
+            nlohmann::json::parse(R"([{"key": "liken.sh/unplugged", "effect": "NoExecute"}])"));
+}
+
 TEST(ResourceSliceJsonTest, MalformedObjectsAreErrorsNotCrashes) {
   for (const char* text : {R"([])", R"({"metadata": []})", R"({"metadata": {"name": 5}})",
                            R"({"metadata": {"ownerReferences": [{"uid": 5}]}})", R"({"spec": {"devices": {}}})",
                            R"({"spec": {"pool": {"generation": "x"}}})",
+                           R"({"spec": {"devices": [{"name": "d", "taints": {}}]}})",
+                           R"({"spec": {"devices": [{"name": "d", "taints": ["k"]}]}})",
+                           R"({"spec": {"devices": [{"name": "d", "taints": [{"key": 5}]}]}})",
                            R"({"spec": {"devices": [{"name": "d", "attributes": {"a": {"string": 1}}}]}})",
                            R"({"spec": {"devices": [{"name": "d", "attributes": {"a": {"string": "x", "int": 1}}}]}})"}) {
     auto slice = ParseResourceSlice(nlohmann::json::parse(text));

@@ -31,6 +31,7 @@ class NoClaims final : public controller::NodeDevices {
  public:
   void UpdateInventory(const discovery::Inventory&, discovery::ScanClock::time_point) override {}
   absl::StatusOr<int> RefreshPreparedClaims() override { return 0; }
+  std::vector<controller::HeldDevice> HeldDevices() const override { return {}; }
 };
 
 // Waits (wall clock; the worker and the watch run on their own threads) until `cond` holds or `limit`

@@ -33,6 +33,15 @@ class RecordingDevices final : public NodeDevices {
     Record("refresh");
     return 0;
   }
+  std::vector<HeldDevice> HeldDevices() const override {
+    absl::MutexLock lock(&mu_);
+    return held_;
+  }
+  // What the prepared claims hold from now on. Thread-safe.
+  void SetHeld(std::vector<HeldDevice> held) {
+    absl::MutexLock lock(&mu_);
+    held_ = std::move(held);
+  }
   // The calls so far, each with the number of API writes before it. Thread-safe.
   std::vector<std::string> calls() const {
     absl::MutexLock lock(&mu_);
@@ -49,6 +58,7 @@ class RecordingDevices final : public NodeDevices {
   const FakeKubeClient* const client_;
   mutable absl::Mutex mu_;
   std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+  std::vector<HeldDevice> held_ ABSL_GUARDED_BY(mu_);
 };
 
 discovery::Inventory TwoUsbDevices() {
@@ -69,9 +79,11 @@ class NodeReconcilerTest : public ::testing::Test {
     scanner_.Set(TwoUsbDevices());
   }
 
-  std::unique_ptr<NodeReconciler> NewReconciler() {
+  std::unique_ptr<NodeReconciler> NewReconciler(bool taint_unplugged = false, ClusterFeatures* features = nullptr) {
     NodeReconcilerOptions options;
     options.node_name = "n1";
+    options.taint_unplugged = taint_unplugged;
+    options.features = features;
     return std::make_unique<NodeReconciler>(options, &client_, &clock_, &scanner_, &devices_, nullptr, nullptr,
                                             shutdown_.get_token());
   }
@@ -132,6 +144,112 @@ TEST_F(NodeReconcilerTest, ShutdownRaisedBeforeConstructionStopsTheSliceInformer
   EXPECT_FALSE(reconciler->Start());
   EXPECT_EQ(reconciler->passes(), 0);
   for (const auto& request : client_.Requests()) EXPECT_NE(request.verb, "LIST") << request.path;
+}
+
+// The devices of this node's slice, each as "NAME" or "NAME KEY=VALUE:EFFECT@TIME" for its taints.
+std::vector<std::string> PublishedDevices(const FakeKubeClient& client) {
+  std::vector<std::string> out;
+  nlohmann::json slice = client.Object(informers::ResourceSlicePath("n1-liken.sh"));
+  if (!slice.is_object()) return out;
+  for (const auto& d : slice["spec"]["devices"]) {
+    std::string entry = d["name"];
+    for (const auto& t : d.value("taints", nlohmann::json::array())) {
+      absl::StrAppend(&entry, " ", t.value("key", ""), "=", t.value("value", ""), ":", t.value("effect", ""), "@",
+                      t.value("timeAdded", ""));
+    }
+    if (d.contains("allowMultipleAllocations")) entry += " shared";
+    out.push_back(entry);
+  }
+  return out;
+}
+
+// usb-1-2, held by a prepared claim, with a sysfs directory that is gone (`gone`) or still there.
+HeldDevice HeldSerial(bool gone) {
+  HeldDevice h;
+  h.name = "usb-1-2";
+  h.attributes["liken.sh/bus"] = std::string("usb");
+  h.sysfs_path = gone ? ::testing::TempDir() + "/no-such-device-usb-1-2" : ::testing::TempDir();
+  return h;
+}
+
+discovery::Inventory OnlyFirstUsbDevice() {
+  discovery::Inventory inventory = TwoUsbDevices();
+  inventory.published.pop_back();
+  return inventory;
+}
+
+TEST_F(NodeReconcilerTest, AClaimedDeviceThatWentAwayIsPublishedTaintedUntilItComesBack) {
+  auto reconciler = NewReconciler(/*taint_unplugged=*/true);
+  devices_.SetHeld({HeldSerial(true)});
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1", "usb-1-2"})) << "present: no taint";
+
+  scanner_.Set(OnlyFirstUsbDevice());  // unplugged
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  const std::string tainted = "usb-1-2 liken.sh/unplugged=device-gone:NoExecute@2023-11-14T22:13:20Z";
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1", tainted}));
+  // The kubelet side (prepares, health) gets the scan as it is: the tainted device is not there to prepare, and
+  // its health is Unhealthy from the same inventory.
+  EXPECT_EQ(devices_.calls()[2], "inventory of 1 after 1 writes");
+  EXPECT_EQ(client_.Object(informers::ResourceSlicePath("n1-liken.sh"))["spec"]["devices"][1]["attributes"]["liken.sh/bus"]
+                ["string"],
+            "usb");
+
+  // A later pass, 40 s on: the same taint, the same time, no write.
+  const size_t writes = client_.Writes().size();
+  clock_.Advance(absl::Seconds(40));
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1", tainted}));
+  EXPECT_EQ(client_.Writes().size(), writes);
+
+  scanner_.Set(TwoUsbDevices());  // plugged back
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1", "usb-1-2"})) << "the taint is removed";
+}
+
+TEST_F(NodeReconcilerTest, ATaintedDeviceLeavesTheSliceWhenNoPreparedClaimHoldsIt) {
+  auto reconciler = NewReconciler(/*taint_unplugged=*/true);
+  devices_.SetHeld({HeldSerial(true)});
+  scanner_.Set(OnlyFirstUsbDevice());
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  ASSERT_EQ(PublishedDevices(client_).size(), 2u);
+  devices_.SetHeld({});  // the evicted pod's claim was unprepared
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1"}));
+}
+
+TEST_F(NodeReconcilerTest, WithoutTheOptionOrTheServersTaintsADeviceThatWentAwayLeavesTheSlice) {
+  devices_.SetHeld({HeldSerial(true)});
+  scanner_.Set(OnlyFirstUsbDevice());
+  {
+    auto reconciler = NewReconciler(/*taint_unplugged=*/false);
+    reconciler->Enqueue();
+    ASSERT_TRUE(reconciler->ProcessOneForTest());
+    EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1"})) << "the contract's behaviour";
+  }
+  ClusterFeatures old_release;
+  old_release.SetVersion({"v1.35.4", 1, 35});
+  auto reconciler = NewReconciler(/*taint_unplugged=*/true, &old_release);
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1"}))
+      << "a server that drops taints would show the device untainted, as if it were there";
+}
+
+TEST_F(NodeReconcilerTest, ADeviceWhoseSysfsDirectoryIsStillThereIsNotTainted) {
+  // A libusb program in the pod detached the kernel driver (or an admin unbound it): the device is still plugged in.
+  auto reconciler = NewReconciler(/*taint_unplugged=*/true);
+  devices_.SetHeld({HeldSerial(false)});
+  scanner_.Set(OnlyFirstUsbDevice());
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1"}));
 }
 
 }  // namespace

@@ -351,6 +351,18 @@ driver_testbed() {
   pid=$(node_sh "crictl inspect --output go-template --template '{{.info.pid}}' $cid 2>/dev/null")
   node_sh "ls -d /proc/$pid/root/tmp/umockdev.* | head -n 1"
 }
+# testbed_unplug TB PORT: hot-unplugs the device on USB port PORT of bus 1 in the driver's umockdev testbed TB: its
+# sysfs directories move out of the testbed (to TB/unplugged), as the kernel removes them at an unplug.
+testbed_unplug() {
+  node_sh "d=\$(find $1/sys/devices -type d -path '*/usb1/$2' | head -n 1) && [ -n \"\$d\" ] &&
+    mkdir -p $1/unplugged/device $1/unplugged/links && dirname \"\$d\" >$1/unplugged/parent &&
+    mv \"\$d\" $1/unplugged/device/ && mv $1/sys/bus/usb/devices/$2 $1/sys/bus/usb/devices/$2:* $1/unplugged/links/"
+}
+# testbed_replug TB PORT: plugs the device testbed_unplug took out back into its port.
+testbed_replug() {
+  node_sh "p=\$(cat $1/unplugged/parent) && mv $1/unplugged/device/$2 \"\$p\"/ && mv $1/unplugged/links/* $1/sys/bus/usb/devices/ &&
+    rm -rf $1/unplugged"
+}
 # claim_device_status CLAIM: this driver's status.devices entries, "DEVICE Ready=STATUS/REASON PATH,PATH" per line
 # (paths sorted).
 claim_device_status() {
@@ -407,10 +419,7 @@ node_scenario_status_and_health() {
 
   tb=$(driver_testbed)
   [ -n "$tb" ] || { fail "no umockdev testbed in the driver container"; return 1; }
-  node_sh "d=\$(find $tb/sys/devices -type d -path '*/usb1/1-1' | head -n 1) && [ -n \"\$d\" ] &&
-    mkdir -p $tb/unplugged/device $tb/unplugged/links && dirname \"\$d\" >$tb/unplugged/parent &&
-    mv \"\$d\" $tb/unplugged/device/ && mv $tb/sys/bus/usb/devices/1-1 $tb/sys/bus/usb/devices/1-1:* $tb/unplugged/links/" ||
-    { fail "could not unplug port 1-1 in the testbed"; return 1; }
+  testbed_unplug "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
   if wait_until 60 claim_device_ready health-1 False; then
     expect_eq "unplugged: the claim's entry turns Ready=False" "$dev Ready=False/DeviceUnplugged" \
       "$(claim_device_status health-1 | awk '{ print $1, $2 }')"
@@ -425,9 +434,7 @@ node_scenario_status_and_health() {
   echo "--- pod health-1 allocatedResourcesStatus while unplugged"
   k get pod health-1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' | jq -c . || true
 
-  node_sh "p=\$(cat $tb/unplugged/parent) && mv $tb/unplugged/device/1-1 \"\$p\"/ && mv $tb/unplugged/links/* $tb/sys/bus/usb/devices/ &&
-    rm -rf $tb/unplugged" ||
-    fail "could not plug port 1-1 back"
+  testbed_replug "$tb" 1-1 || fail "could not plug port 1-1 back"
   wait_until 60 claim_device_ready health-1 True && pass "plugged back: the entry is Ready=True again" ||
     fail "status.devices after plugging back: $(claim_device_status health-1)"
   if k8s_serves pod-health; then
@@ -452,6 +459,85 @@ node_scenario_status_and_health() {
   [ "$failed" = 0 ] || echo "note: $failed status write(s) of this driver pod failed and were retried: $(k -n "$DRIVER_NS" logs "$(driver_pod)" |
     grep 'claim status: ' | grep -v 'status written' | tail -n 4 | cut -c1-400)"
   k delete resourceclaim health-1 --wait=false >/dev/null 2>&1 || true
+}
+
+# slice_device_taints DEVICE: the taints of DEVICE in this node's slice, "KEY=VALUE:EFFECT" each, space-separated;
+# "absent" when the slice does not list the device.
+slice_device_taints() {
+  k get resourceslices -o json | jq -r --arg n "$NODE" --arg d "$1" '[.items[] | select(.spec.nodeName == $n and
+    .spec.driver == "liken.sh") | .spec.devices[]? | select(.name == $d)] |
+    if length == 0 then "absent" else [.[0].taints[]? | "\(.key)=\(.value // ""):\(.effect)"] | join(" ") end'
+}
+slice_device_taints_are() { [ "$(slice_device_taints "$1")" = "$2" ]; }
+pod_uid() { k get pod "$1" -o jsonpath='{.metadata.uid}'; }
+# pod_kept POD UID: the pod is the same object (not evicted and made again), not being deleted, and Running.
+pod_kept() {
+  [ "$(k get pod "$1" -o jsonpath='{.metadata.uid}/{.metadata.deletionTimestamp}/{.status.phase}')" = "$2//Running" ]
+}
+
+# A pod follows its device, on one node (the driver runs with taintUnpluggedDevices=true). A pod holds the serial
+# adapter (USB port 1-1, serial A50285BI) through a claim that selects it by serial and tolerates liken.sh/unplugged
+# for 300 s. Unplugged, the adapter stays in the node's slice with the NoExecute taint, and the pod's health turns
+# Unhealthy from the same pass; the pod is not evicted (tolerated). Plugged back within the toleration, the taint
+# goes and the pod, the same object all along, runs on. Where the API server drops taints (1.34 and 1.35 by default)
+# the driver logs that once and the adapter leaves the slice while unplugged, as without the value.
+node_scenario_unplug_within_toleration() {
+  local tb uid dev
+  k -n "$DRIVER_NS" get daemonset -l "$DRIVER_SELECTOR" -o jsonpath='{.items[0].spec.template.spec.containers[0].args}' |
+    grep -q -- '--taint-unplugged-devices' && pass "taintUnpluggedDevices=true runs the driver with --taint-unplugged-devices" ||
+    fail "no --taint-unplugged-devices in the driver's arguments"
+  k apply -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: follow-1, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: dev
+      exactly:
+        deviceClassName: serial.liken.sh
+        selectors: [{cel: {expression: 'device.attributes["liken.sh"].serial == "A50285BI"'}}]
+        tolerations: [{key: liken.sh/unplugged, operator: Exists, effect: NoExecute, tolerationSeconds: 300}]
+YAML
+  workload_pod_yaml follow-1 direct follow-1 | sed 's/claims: \[{name: dev}\]/claims: [{name: dev, request: dev}]/' |
+    k apply -f - >/dev/null
+  wait_until 120 pod_running follow-1 || { fail "follow-1 $(pod_phase follow-1): $(pod_scheduling follow-1)"; return 1; }
+  dev=$(claim_devices follow-1)
+  uid=$(pod_uid follow-1)
+  expect_eq "the claim selecting serial A50285BI holds the adapter on port 1-1" usb-1-1-1-0 "$dev"
+  expect_eq "plugged in: the adapter carries no taint" "" "$(slice_device_taints "$dev")"
+  tb=$(driver_testbed)
+  [ -n "$tb" ] || { fail "no umockdev testbed in the driver container"; return 1; }
+  testbed_unplug "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
+  if k8s_serves device-taints; then
+    wait_until 60 slice_device_taints_are "$dev" "liken.sh/unplugged=device-gone:NoExecute" &&
+      pass "unplugged: the slice keeps the adapter with the liken.sh/unplugged NoExecute taint" ||
+      fail "the adapter in the slice after the unplug: [$(slice_device_taints "$dev")]"
+    echo "--- kubectl describe resourceslice $NODE-liken.sh (the unplugged adapter)"
+    k describe resourceslice "$NODE-liken.sh" | grep -A 12 "Name: *$dev" | head -n 24 || true
+    if k8s_serves pod-health; then
+      wait_until 90 pod_resource_health_is follow-1 claim:dev/dev Unhealthy &&
+        pass "unplugged: the pod's allocatedResourcesStatus shows the adapter Unhealthy as well" ||
+        fail "claim:dev/dev health while tainted: [$(pod_resource_health follow-1 claim:dev/dev)]"
+    fi
+    sleep 10 # the eviction controller evicts a pod whose claim does not tolerate the taint as soon as it sees it
+    pod_kept follow-1 "$uid" && pass "unplugged: the pod, whose claim tolerates the taint for 300 s, is not evicted" ||
+      fail "follow-1 after the unplug: $(k get pod follow-1 -o jsonpath='{.metadata.uid} {.metadata.deletionTimestamp} {.status.phase}' 2>&1)"
+  else
+    wait_until 60 slice_device_taints_are "$dev" absent &&
+      pass "release $(k8s_minor): the API server drops taints; the unplugged adapter leaves the slice (the contract's behaviour)" ||
+      fail "the adapter in the slice after the unplug on $(k8s_minor): [$(slice_device_taints "$dev")]"
+    expect_eq "release $(k8s_minor): the driver logs once that device taints are not served" 1 \
+      "$(k -n "$DRIVER_NS" logs "$(driver_pod)" | grep -c 'cluster feature missing.*feature=device_taints')"
+  fi
+  testbed_replug "$tb" 1-1 || fail "could not plug port 1-1 back"
+  wait_until 60 slice_device_taints_are "$dev" "" && pass "plugged back: the adapter is in the slice without a taint" ||
+    fail "the adapter in the slice after plugging back: [$(slice_device_taints "$dev")]"
+  sleep 5
+  pod_kept follow-1 "$uid" && pass "plugged back within the toleration: the pod was never evicted and runs on" ||
+    fail "follow-1 after plugging back: $(k get pod follow-1 -o jsonpath='{.metadata.uid} {.metadata.deletionTimestamp} {.status.phase}' 2>&1)"
+  delete_pods follow-1
+  k delete resourceclaim follow-1 --wait=false >/dev/null 2>&1 || true
 }
 
 # A template claim's device metadata file is under resourceclaimtemplates/<the pod's name for the claim>/, also when

@@ -84,6 +84,15 @@ scenario_render_shared_display_exclusive() { node_scenario_render_shared_display
 scenario_startup_figure() { node_scenario_startup_figure; }
 scenario_usb_reenumerate() { node_scenario_usb_reenumerate; }
 scenario_status_and_health() { node_scenario_status_and_health; }
+one_driver_ready() { [ "$(driver_pods | wc -w)" = 1 ] && driver_ready; }
+scenario_unplug_within_toleration() {
+  helm_driver upgrade --set testRecording="$LAPTOP" --set taintUnpluggedDevices=true >/dev/null ||
+    { fail "helm upgrade with taintUnpluggedDevices=true"; return 1; }
+  wait_until 120 one_driver_ready || fail "driver not Ready after the upgrade: $(driver_pods)"
+  node_scenario_unplug_within_toleration
+  helm_driver upgrade --set testRecording="$LAPTOP" >/dev/null || fail "helm upgrade back to taintUnpluggedDevices=false"
+  wait_until 120 one_driver_ready || fail "driver not Ready after the upgrade back: $(driver_pods)"
+}
 scenario_restarts() { node_scenario_restarts helm_driver upgrade --set testRecording="$LAPTOP" --set verbosity=1; }
 scenario_rolling_update() {
   local v # the other verbosity than now, so the upgrade changes the pod template and rolls
@@ -165,7 +174,8 @@ scenario_down_leaves_nothing() {
 }
 
 # `reboot` runs before the metadata scenarios, so they read metadata files written after a simulated power cycle.
-ALL=(driver_ready claims_in_containers unprepare_on_delete render_shared_display_exclusive usb_reenumerate status_and_health restarts
+ALL=(driver_ready claims_in_containers unprepare_on_delete render_shared_display_exclusive usb_reenumerate status_and_health
+  unplug_within_toleration restarts
   rolling_update cdi_dir_emptied startup_figure reboot template_metadata template_metadata_uncached extended_resources extended_containers admin_access migration_classes delivered_nodes_read down_leaves_nothing)
 [ $# -gt 0 ] && ALL=("$@")
 

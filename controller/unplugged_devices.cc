@@ -1,0 +1,93 @@
+#include "controller/unplugged_devices.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+
+namespace liken::controller {
+namespace {
+
+// False only when the device's sysfs directory is known and no longer exists.
+bool SysfsGone(const HeldDevice& device) {
+  if (device.sysfs_path.empty()) return false;
+  struct stat st;
+  return ::stat(device.sysfs_path.c_str(), &st) != 0;
+}
+
+// When our taint was added to `name` in the published slices; nullopt when it carries none.
+std::optional<absl::Time> PublishedSince(const std::vector<apis::ResourceSlice>& published, const std::string& name) {
+  for (const auto& slice : published) {
+    for (const auto& device : slice.devices) {
+      if (device.name != name) continue;
+      for (const auto& taint : device.taints) {
+        if (taint.key != kUnpluggedTaintKey) continue;
+        absl::Time t;
+        std::string error;
+        if (absl::ParseTime(absl::RFC3339_full, taint.time_added, &t, &error)) return t;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string TaintTime(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(absl::ToUnixSeconds(t)), absl::UTCTimeZone());
+}
+
+UnpluggedDevices::UnpluggedDevices(Clock* clock, absl::Duration limit) : clock_(clock), limit_(limit) {}
+
+std::vector<apis::SliceDevice> UnpluggedDevices::Tainted(const discovery::Inventory& inventory,
+                                                         const std::vector<HeldDevice>& held,
+                                                         const PublishedFunc& published) {
+  const absl::Time now = clock_->Now();
+  std::optional<std::vector<apis::ResourceSlice>> slices;  // read once, when needed
+  std::map<std::string, absl::Time> since;
+  std::set<std::string> expired;
+  std::vector<apis::SliceDevice> out;
+  for (const HeldDevice& h : held) {
+    if (h.admin_access_only || inventory.Find(h.name) != nullptr || !SysfsGone(h)) continue;
+    absl::Time added;
+    if (auto it = since_.find(h.name); it != since_.end()) {
+      added = it->second;
+    } else {
+      if (!slices.has_value()) slices = published ? published() : std::vector<apis::ResourceSlice>{};
+      added = PublishedSince(*slices, h.name).value_or(absl::FromUnixSeconds(absl::ToUnixSeconds(now)));
+    }
+    since[h.name] = added;
+    if (now - added >= limit_) {
+      if (expired_.count(h.name) == 0) {
+        LogWarning("a claimed device that went away leaves the slice: its taint's time limit ran out",
+                   {{"device", h.name}, {"tainted_since", TaintTime(added)}, {"limit", absl::FormatDuration(limit_)}});
+      }
+      expired.insert(h.name);
+      continue;
+    }
+    if (since_.count(h.name) == 0) {
+      LogInfo("a claimed device went away: published with a NoExecute taint until it comes back or its claims end",
+              {{"device", h.name}, {"taint", kUnpluggedTaintKey}, {"time_added", TaintTime(added)}});
+    }
+    apis::SliceDevice device;
+    device.name = h.name;
+    device.attributes = h.attributes;
+    device.taints.push_back({kUnpluggedTaintKey, kUnpluggedTaintValue, apis::kTaintEffectNoExecute, TaintTime(added)});
+    out.push_back(std::move(device));
+  }
+  for (const auto& [name, added] : since_) {
+    if (since.count(name) > 0 || expired_.count(name) > 0) continue;
+    LogInfo("a tainted device is no longer published tainted: it came back, or no prepared claim holds it",
+            {{"device", name}, {"present", inventory.Find(name) != nullptr ? "true" : "false"}});
+  }
+  since_ = std::move(since);
+  expired_ = std::move(expired);
+  tainted_ = out.size();
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace liken::controller

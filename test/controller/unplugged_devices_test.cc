@@ -1,0 +1,145 @@
+// A pod follows its device: which claimed devices that went away are published tainted, for how long, and with
+// which taint time. The sysfs directories are real directories under the test's temporary directory; the clock is
+// fake.
+#include "controller/unplugged_devices.h"
+
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "test/common/fake_clock.h"
+
+namespace liken::controller {
+namespace {
+
+using liken::testing::FakeClock;
+
+class UnpluggedDevicesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = absl::StrCat(::testing::TempDir(), "/unplugged-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    ::mkdir(root_.c_str(), 0755);
+  }
+
+  // A device a prepared claim holds, with a sysfs directory that exists (`present`) or not.
+  HeldDevice Held(const std::string& name, bool sysfs_present) {
+    HeldDevice h;
+    h.name = name;
+    h.attributes["liken.sh/serial"] = std::string(absl::StrCat("serial-of-", name));
+    h.sysfs_path = absl::StrCat(root_, "/", name);
+    if (sysfs_present) ::mkdir(h.sysfs_path.c_str(), 0755);
+    return h;
+  }
+
+  static discovery::Inventory InventoryOf(const std::vector<std::string>& names) {
+    discovery::Inventory inventory;
+    for (const auto& name : names) {
+      discovery::PublishedDevice d;
+      d.name = name;
+      inventory.published.push_back(d);
+    }
+    return inventory;
+  }
+
+  static std::vector<std::string> Names(const std::vector<apis::SliceDevice>& devices) {
+    std::vector<std::string> names;
+    for (const auto& d : devices) names.push_back(d.name);
+    return names;
+  }
+
+  std::string root_;
+  FakeClock clock_;
+};
+
+TEST_F(UnpluggedDevicesTest, OnlyAHeldDeviceWhoseSysfsDirectoryIsGoneIsTainted) {
+  UnpluggedDevices unplugged(&clock_);
+  HeldDevice admin = Held("usb-1-4", false);
+  admin.admin_access_only = true;
+  HeldDevice unknown_path = Held("usb-1-5", false);
+  unknown_path.sysfs_path.clear();
+  const std::vector<HeldDevice> held = {Held("usb-1-1", true),   // still published
+                                        Held("usb-1-2", false),  // unplugged: tainted
+                                        Held("usb-1-3", true),   // driver unbound or detached by libusb: not tainted
+                                        admin, unknown_path};
+  int reads = 0;
+  auto tainted = unplugged.Tainted(InventoryOf({"usb-1-1"}), held, [&] {
+    ++reads;
+    return std::vector<apis::ResourceSlice>{};
+  });
+  ASSERT_EQ(Names(tainted), (std::vector<std::string>{"usb-1-2"}));
+  EXPECT_EQ(reads, 1) << "the published slices are read once, for the device newly gone";
+  const apis::SliceDevice& d = tainted[0];
+  ASSERT_EQ(d.taints.size(), 1u);
+  EXPECT_EQ(d.taints[0].key, "liken.sh/unplugged");
+  EXPECT_EQ(d.taints[0].value, kUnpluggedTaintValue);
+  EXPECT_EQ(d.taints[0].effect, "NoExecute");
+  EXPECT_EQ(d.taints[0].time_added, TaintTime(clock_.Now()));
+  EXPECT_EQ(d.taints[0].time_added, "2023-11-14T22:13:20Z");
+  // It keeps the attributes it was prepared with, and shares nothing: its allocation holds it.
+  EXPECT_EQ(std::get<std::string>(d.attributes.at("liken.sh/serial")), "serial-of-usb-1-2");
+  EXPECT_FALSE(d.allow_multiple_allocations.value_or(false));
+  EXPECT_EQ(unplugged.tainted(), 1u);
+}
+
+TEST_F(UnpluggedDevicesTest, TheTaintKeepsItsTimeAndGoesWhenTheDeviceComesBackOrIsReleased) {
+  UnpluggedDevices unplugged(&clock_);
+  const std::vector<HeldDevice> held = {Held("usb-1-2", false)};
+  const std::string first = unplugged.Tainted(InventoryOf({}), held, nullptr).at(0).taints.at(0).time_added;
+  clock_.Advance(absl::Seconds(30));
+  int reads = 0;
+  auto again = unplugged.Tainted(InventoryOf({}), held, [&] {
+    ++reads;
+    return std::vector<apis::ResourceSlice>{};
+  });
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].taints[0].time_added, first) << "a claim's tolerationSeconds count from the first pass";
+  EXPECT_EQ(reads, 0) << "nothing newly gone: the slices are not read";
+  // Plugged back into the same port: published by the scan, so no tainted copy.
+  EXPECT_TRUE(unplugged.Tainted(InventoryOf({"usb-1-2"}), held, nullptr).empty());
+  EXPECT_EQ(unplugged.tainted(), 0u);
+  // Gone again later: a new taint time.
+  clock_.Advance(absl::Seconds(30));
+  auto later = unplugged.Tainted(InventoryOf({}), held, nullptr);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].taints[0].time_added, TaintTime(clock_.Now()));
+  EXPECT_NE(later[0].taints[0].time_added, first);
+  // No prepared claim holds it any more (the evicted pod's claim was unprepared): it leaves the slice.
+  EXPECT_TRUE(unplugged.Tainted(InventoryOf({}), {}, nullptr).empty());
+}
+
+TEST_F(UnpluggedDevicesTest, TheLimitEndsThePublicationWhileAClaimStillHoldsIt) {
+  UnpluggedDevices unplugged(&clock_, absl::Minutes(10));
+  const std::vector<HeldDevice> held = {Held("usb-1-2", false)};
+  ASSERT_EQ(unplugged.Tainted(InventoryOf({}), held, nullptr).size(), 1u);
+  clock_.Advance(absl::Minutes(10) - absl::Seconds(1));
+  EXPECT_EQ(unplugged.Tainted(InventoryOf({}), held, nullptr).size(), 1u);
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_TRUE(unplugged.Tainted(InventoryOf({}), held, nullptr).empty());
+  clock_.Advance(absl::Minutes(30));
+  EXPECT_TRUE(unplugged.Tainted(InventoryOf({}), held, nullptr).empty()) << "it stays out while still gone";
+}
+
+TEST_F(UnpluggedDevicesTest, ARestartedDaemonKeepsTheTaintTimeThatIsPublished) {
+  const std::vector<HeldDevice> held = {Held("usb-1-2", false), Held("usb-1-3", false)};
+  apis::ResourceSlice slice;
+  slice.devices.resize(2);
+  slice.devices[0].name = "usb-1-2";
+  slice.devices[0].taints.push_back({"other.example/key", "", "NoSchedule", "2023-11-14T22:00:00Z"});
+  slice.devices[0].taints.push_back({kUnpluggedTaintKey, kUnpluggedTaintValue, "NoExecute", "2023-11-14T22:05:00Z"});
+  slice.devices[1].name = "usb-1-3";  // published untainted: it went away while the daemon was down
+  UnpluggedDevices unplugged(&clock_, absl::Minutes(10));
+  auto tainted = unplugged.Tainted(InventoryOf({}), held, [&] { return std::vector<apis::ResourceSlice>{slice}; });
+  ASSERT_EQ(Names(tainted), (std::vector<std::string>{"usb-1-2", "usb-1-3"}));
+  EXPECT_EQ(tainted[0].taints.at(0).time_added, "2023-11-14T22:05:00Z");
+  EXPECT_EQ(tainted[1].taints.at(0).time_added, "2023-11-14T22:13:20Z");
+  // The limit counts from the published time: 22:05 + 10 min is before 22:15.
+  clock_.Advance(absl::Minutes(2));
+  EXPECT_EQ(Names(unplugged.Tainted(InventoryOf({}), held, nullptr)), (std::vector<std::string>{"usb-1-3"}));
+}
+
+}  // namespace
+}  // namespace liken::controller
