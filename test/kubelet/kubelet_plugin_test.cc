@@ -780,6 +780,34 @@ TEST_P(KubeletPluginTest, AdminAccessClaimGetsTheSameNodesAndLeavesTheOwnersBind
   EXPECT_EQ(*probed, "1-2:1.0") << "the owner's unprepare rebinds";
 }
 
+// What a node pass asks for a pod to follow its device (controller::NodeDevices::HeldDevices): each device a prepared
+// claim holds, as delivered (attributes and sysfs directory, also after a restart, from the records), and whether
+// only admin-access claims hold it.
+TEST_P(KubeletPluginTest, HeldDevicesAreThePreparedClaimsDevicesAsDelivered) {
+  EXPECT_TRUE(plugin_->HeldDevices().empty());
+  discovery::PublishedDevice serial = UsbSerial(sysfs_root_ + "/devices/usb1/1-2/1-2:1.0");
+  serial.attributes["liken.sh/serial"] = std::string("A50285BI");
+  std::filesystem::create_directories(serial.sysfs_path);
+  scanner_.Set(InventoryOf({GpuRender(), GpuDisplay(), serial}));
+  plugin_->UpdateInventory(InventoryOf({GpuRender(), GpuDisplay(), serial}));
+  constexpr char kAdminUid[] = "9f8e7d6c-0000-4000-8000-00000000000b";
+  const kubelet::ClaimRef admin{"admin-ns", kAdminUid, "serial-admin"};
+  lookup_.Add(ClaimJson("admin-ns", "serial-admin", kAdminUid, kNode,
+                        {{"port", "usb-1-2-1-0", "", "liken.sh", "", /*admin_access=*/true}}));
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
+  LIKEN_ASSERT_OK(kubelet_->Prepare({admin}));
+  const controller::HeldDevice want{"usb-1-2-1-0", serial.attributes, serial.sysfs_path, false};
+  EXPECT_EQ(plugin_->HeldDevices(), std::vector<controller::HeldDevice>{want});
+  RestartPlugin();
+  EXPECT_EQ(plugin_->HeldDevices(), std::vector<controller::HeldDevice>{want}) << "recovered from the records";
+  LIKEN_ASSERT_OK(kubelet_->Unprepare({Usb()}));
+  controller::HeldDevice admin_only = want;
+  admin_only.admin_access_only = true;
+  EXPECT_EQ(plugin_->HeldDevices(), std::vector<controller::HeldDevice>{admin_only});
+  LIKEN_ASSERT_OK(kubelet_->Unprepare({admin}));
+  EXPECT_TRUE(plugin_->HeldDevices().empty());
+}
+
 TEST_P(KubeletPluginTest, UnprepareLeavesBoundInterfacesAlone) {
   const std::string iface_dir = sysfs_root_ + "/bus/usb/devices/1-2:1.0";
   std::filesystem::create_directories(iface_dir);
