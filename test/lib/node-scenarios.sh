@@ -479,8 +479,10 @@ pod_kept() {
 # adapter (USB port 1-1, serial A50285BI) through a claim that selects it by serial and tolerates liken.sh/unplugged
 # for 300 s. Unplugged, the adapter stays in the node's slice with the NoExecute taint, and the pod's health turns
 # Unhealthy from the same pass; the pod is not evicted (tolerated). Plugged back within the toleration, the taint
-# goes and the pod, the same object all along, runs on. Where the API server drops taints (1.34 and 1.35 by default)
-# the driver logs that once and the adapter leaves the slice while unplugged, as without the value.
+# goes and the pod, the same object all along, runs on. Then a pod whose claim (from a template) does not tolerate
+# the taint is evicted at the unplug, and the adapter leaves the slice once its claim is unprepared. Where the API
+# server drops taints (1.34 and 1.35 by default) the driver logs that once and the adapter leaves the slice while
+# unplugged, as without the value.
 node_scenario_unplug_within_toleration() {
   local tb uid dev
   k -n "$DRIVER_NS" get daemonset -l "$DRIVER_SELECTOR" -o jsonpath='{.items[0].spec.template.spec.containers[0].args}' |
@@ -538,6 +540,27 @@ YAML
     fail "follow-1 after plugging back: $(k get pod follow-1 -o jsonpath='{.metadata.uid} {.metadata.deletionTimestamp} {.status.phase}' 2>&1)"
   delete_pods follow-1
   k delete resourceclaim follow-1 --wait=false >/dev/null 2>&1 || true
+  k8s_serves device-taints || return 0
+
+  # Without a toleration: a pod whose claim comes from a template is evicted at the unplug, its claim is unprepared,
+  # and the adapter leaves the slice (no prepared claim holds it); plugged back, it is published untainted.
+  local claim
+  claim_template follow-t serial.liken.sh 'device.attributes["liken.sh"].serial == "A50285BI"'
+  workload_pod follow-2 template follow-t
+  wait_until 120 pod_running follow-2 || { fail "follow-2 $(pod_phase follow-2): $(pod_scheduling follow-2)"; return 1; }
+  claim=$(pod_claim follow-2)
+  expect_eq "follow-2's claim from the template holds the adapter" usb-1-1-1-0 "$(claim_devices "$claim")"
+  local t0=$SECONDS
+  testbed_unplug "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
+  wait_until 90 pod_gone follow-2 && echo "figure: unplug to the pod's deletion $((SECONDS - t0)) s (periodic pass every 5 s)" && pass "unplugged, no toleration: the pod was evicted (deleted by the kube-controller-manager)" ||
+    fail "follow-2 after the unplug: $(k get pod follow-2 -o jsonpath='{.metadata.deletionTimestamp} {.status.phase} {.status.conditions}' 2>&1 | head -c 400)"
+  wait_until 60 slice_device_taints_are "$dev" absent &&
+    pass "once no prepared claim holds it, the unplugged adapter leaves the slice" ||
+    fail "the adapter in the slice after the eviction: [$(slice_device_taints "$dev")]"
+  testbed_replug "$tb" 1-1 || fail "could not plug port 1-1 back"
+  wait_until 60 slice_device_taints_are "$dev" "" && pass "plugged back: the adapter is published again, untainted" ||
+    fail "the adapter in the slice after plugging back: [$(slice_device_taints "$dev")]"
+  k delete resourceclaimtemplate follow-t --wait=false >/dev/null 2>&1 || true
 }
 
 # A template claim's device metadata file is under resourceclaimtemplates/<the pod's name for the claim>/, also when
