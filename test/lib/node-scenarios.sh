@@ -515,6 +515,9 @@ YAML
     wait_until 60 slice_device_taints_are "$dev" "liken.sh/unplugged=device-gone:NoExecute" &&
       pass "unplugged: the slice keeps the adapter with the liken.sh/unplugged NoExecute taint" ||
       fail "the adapter in the slice after the unplug: [$(slice_device_taints "$dev")]"
+    local writes
+    writes=$(driver_metric 'liken_slice_writes_total{operation="update",result="success"}')
+    [ -n "$writes" ] || fail "no liken_slice_writes_total update series in the driver's metrics"
     echo "--- kubectl describe resourceslice $NODE-liken.sh (the unplugged adapter)"
     k describe resourceslice "$NODE-liken.sh" | grep -A 12 "Name: *$dev" | head -n 24 || true
     if k8s_serves pod-health; then
@@ -522,7 +525,9 @@ YAML
         pass "unplugged: the pod's allocatedResourcesStatus shows the adapter Unhealthy as well" ||
         fail "claim:dev/dev health while tainted: [$(pod_resource_health follow-1 claim:dev/dev)]"
     fi
-    sleep 10 # the eviction controller evicts a pod whose claim does not tolerate the taint as soon as it sees it
+    sleep 11 # the eviction controller evicts a pod whose claim does not tolerate the taint as soon as it sees it
+    expect_eq "tainted: no slice write across two periodic passes (the taint and its time are kept as published)" \
+      "$writes" "$(driver_metric 'liken_slice_writes_total{operation="update",result="success"}')"
     pod_kept follow-1 "$uid" && pass "unplugged: the pod, whose claim tolerates the taint for 300 s, is not evicted" ||
       fail "follow-1 after the unplug: $(k get pod follow-1 -o jsonpath='{.metadata.uid} {.metadata.deletionTimestamp} {.status.phase}' 2>&1)"
   else
