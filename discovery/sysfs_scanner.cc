@@ -110,12 +110,16 @@ class ScanPass {
   // After every unit: a left-out USB interface whose USB device another interface publishes says so.
   void Finish() {
     for (const auto& [index, device_dir] : usb_left_out_) {
+      LeftOutDevice& left = inventory_->left_out[index];
+      const PublishedDevice* sibling = nullptr;  // preferably one on the same driver (a card's streaming interface)
       for (const auto& p : inventory_->published) {
-        if (!p.usb_interfaces.empty() && DirName(p.sysfs_path) == device_dir) {
-          inventory_->left_out[index].reason = "part of a USB device another interface publishes (" + p.name + ")";
-          break;
-        }
+        if (p.usb_interfaces.empty() || DirName(p.sysfs_path) != device_dir) continue;
+        auto driver = p.attributes.find(kAttrDriver);
+        const bool same_driver = driver != p.attributes.end() && driver->second == AttributeValue(left.driver);
+        if (sibling == nullptr || same_driver) sibling = &p;
+        if (same_driver) break;
       }
+      if (sibling != nullptr) left.reason = "part of a USB device another interface publishes (" + sibling->name + ")";
     }
   }
 

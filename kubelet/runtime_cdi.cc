@@ -52,8 +52,8 @@ const char* RuntimeCdiStateName(RuntimeCdiState state) {
 RuntimeCdi JudgeRuntimeCdi(std::string_view runtime_name, std::string_view runtime_version,
                            const std::map<std::string, std::string>& info) {
   RuntimeCdi out;
-  out.runtime = absl::StrCat(runtime_name, " ", runtime_version);
-  const std::string name = absl::AsciiStrToLower(runtime_name);
+  out.runtime = std::string(runtime_name) + " " + std::string(runtime_version);
+  const std::string name = absl::AsciiStrToLower(std::string(runtime_name));
   const auto version = MajorMinor(runtime_version);
   if (name == "containerd") {
     std::optional<bool> enabled;
