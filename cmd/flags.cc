@@ -233,6 +233,9 @@ void BindFlags(CLI::App& app, RunFlags& flags) {
       ->default_str(absl::FormatDuration(flags.unplugged_taint_limit))
       ->check(DurationFrom(absl::Seconds(1), absl::Hours(24 * 7)))
       ->each([&flags](const std::string& value) { (void)absl::ParseDuration(value, &flags.unplugged_taint_limit); });
+  app.add_option("--runtime-endpoint", flags.runtime_endpoint,
+                 "ask the container runtime's CRI socket at start-up whether it resolves CDI devices (\"\": do not)")
+      ->type_name("unix://PATH");
   Bind(app, flags.verbosity);
   Bind(app, flags.discovery);
 }
@@ -250,6 +253,13 @@ void BindFlags(CLI::App& app, DeviceClassesFlags& flags) {
       ->type_name("SUFFIX");
   Bind(app, flags.verbosity);
   Bind(app, flags.discovery);
+}
+
+void BindFlags(CLI::App& app, RuntimeCheckFlags& flags) {
+  app.add_option("--runtime-endpoint", flags.runtime_endpoint, "the container runtime's CRI socket")
+      ->type_name("unix://PATH")
+      ->capture_default_str();
+  Bind(app, flags.verbosity);
 }
 
 void BindFlags(CLI::App& app, HealthcheckFlags& flags) {
@@ -365,5 +375,6 @@ template std::optional<int> ParseFlags(std::string_view, std::string_view, int, 
 template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, RunFlags&);
 template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, HealthcheckFlags&);
 template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, DeviceClassesFlags&);
+template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, RuntimeCheckFlags&);
 
 }  // namespace liken::cmd
