@@ -277,17 +277,28 @@ NodeResult PlanPathGroup(const PluginGroup& group, const NodeIndex& index) {
       r.reason = NoMatchReason(p.path, index);
       return r;
     }
+    // A link (or a directory of links) whose nodes no published device delivers: a glob's other matches still
+    // move; an exact path cannot.
+    std::vector<std::string> delivered;
+    std::string why;
     for (const auto& e : entries[k]) {
-      if (!index.DevicesOf(e).empty()) continue;
-      // A link (or a directory of links) whose nodes no published device delivers.
+      if (!index.DevicesOf(e).empty()) {
+        delivered.push_back(e);
+        continue;
+      }
       auto target = index.node->links.find(e);
       if (target != index.node->links.end() && !index.delivering.count(e)) {
-        r.reason = absl::StrCat("udev link ", e, " names ", target->second, ", which no published device delivers");
+        why = absl::StrCat("udev link ", e, " names ", target->second, ", which no published device delivers");
       } else {
-        r.reason = absl::StrCat(e, " leads to no node a published device delivers");
+        why = absl::StrCat(e, " leads to no node a published device delivers");
       }
+      if (entries[k].size() > 1) r.notes.push_back(absl::StrCat("not moved: ", why));
+    }
+    if (delivered.empty()) {
+      r.reason = why;
       return r;
     }
+    entries[k] = std::move(delivered);
   }
   // The plugin's units: the i-th match of every path, each path's matches repeated `limit` times, as many units
   // as the most matches of one path, capped by the fewest repeated matches.
@@ -323,6 +334,10 @@ NodeResult PlanPathGroup(const PluginGroup& group, const NodeIndex& index) {
       r.notes.push_back(absl::StrCat("the plugin gave ", dir_entry.empty() ? "the match" : dir_entry,
                                      " as one unit, which holds ", unit_devices.size(), " devices here (",
                                      absl::StrJoin(Names(unit_devices), ", "), "); a claim gets one of them"));
+    }
+    if (!dir_entry.empty()) {
+      r.notes.push_back(absl::StrCat("the plugin gave everything under ", dir_entry,
+                                     "; a claim gives its device's nodes only, not the virtual ones there"));
     }
     for (const auto* d : unit_devices) ++units_per_device[d];
   }
@@ -489,6 +504,7 @@ Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIn
   out.index = g;
   out.what = GroupInWords(group);
   out.reason = GroupRefusal(group);
+  out.notes = group.notes;  // how the plugin reads what was written matters most when nothing moves
   if (!out.reason.empty()) return planned;
   std::vector<NodeResult> results;
   for (const auto& index : indexes) {
@@ -513,8 +529,9 @@ Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIn
   bool force_serial = false, force_address = false;
   for (const auto& u : group.usb) force_serial = force_serial || !u.serial.empty();
   for (const auto& p : group.paths) {
-    force_serial = force_serial || absl::StrContains(p.path, "/by-id/");
-    force_address = force_address || absl::StrContains(p.path, "/by-path/");
+    // One link names one adapter (by-id: its serial) or one port (by-path); a glob over links names any of them.
+    force_serial = force_serial || (absl::StrContains(p.path, "/by-id/") && !HasGlob(p.path));
+    force_address = force_address || (absl::StrContains(p.path, "/by-path/") && !HasGlob(p.path));
   }
   auto outsider = [&](const Selector& s) -> std::optional<std::pair<size_t, const PublishedDevice*>> {
     for (size_t m = 0; m < indexes.size(); ++m) {
@@ -546,8 +563,9 @@ Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIn
         out.reason = absl::StrCat(
             "no attribute tells ", d->name, several ? absl::StrCat(" on ", node_name(n)) : "", " from ",
             o->second->name, several ? absl::StrCat(" on ", node_name(o->first)) : "",
-            ", which the group does not name there: a class would select both");
+            ", which the group does not name", several ? " there" : "", ": a class would select both");
         out.nodes.clear();
+        planned.selectors.clear();
         return planned;
       }
       // Two devices with one selector (identical twins, both named) need it once.
@@ -556,6 +574,7 @@ Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIn
       if (!seen) planned.selectors.push_back(std::move(s));
     }
   }
+  out.notes.clear();
   for (const auto& note : GroupNotes(group)) out.notes.push_back(note);
   for (size_t n = 0; n < indexes.size(); ++n) {
     NodeOutcome no;
@@ -576,7 +595,10 @@ Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIn
     }
     out.nodes.push_back(std::move(no));
   }
-  if (!out.moves) planned.selectors.clear();
+  if (!out.moves) {
+    planned.selectors.clear();
+    out.notes = group.notes;
+  }
   return planned;
 }
 
@@ -681,9 +703,7 @@ std::string FormatMigrationPlan(const MigrationPlan& plan) {
                         n.moves ? absl::StrCat("moves to ", absl::StrJoin(n.devices, ", ")) : n.reason, "\n");
       }
     }
-    if (g.reason.empty() && g.moves) {
-      for (const auto& n : g.notes) absl::StrAppend(&out, "#   ", n, "\n");
-    }
+    for (const auto& n : g.notes) absl::StrAppend(&out, "#   ", n, "\n");
   }
   if (plan.device_classes_yaml.empty()) absl::StrAppend(&out, "# no group moves: no DeviceClass\n");
   absl::StrAppend(&out, plan.device_classes_yaml);

@@ -348,14 +348,15 @@ absl::Status SetDomain(Context* ctx, const std::string& domain, const std::strin
 }
 
 // A list of --device values, or of config-file entries.
-absl::Status ReadDeviceList(Context* ctx, const YAML::Node& list, const std::string& origin, Reader reader) {
+absl::Status ReadDeviceList(Context* ctx, const YAML::Node& list, const std::string& origin, Reader reader,
+                            const char* what) {
   size_t before = ctx->out->devices.size();
   for (size_t i = 0; i < list.size(); ++i) {
     auto d = ParseDevice(list[i], absl::StrCat(origin, " [", i, "]"), reader, &ctx->out->notes);
     if (!d.ok()) return d.status();
     if (auto s = AddDevice(ctx, *std::move(d), origin); !s.ok()) return s;
   }
-  ctx->out->notes.push_back(absl::StrCat("read ", origin, ": ", ctx->out->devices.size() - before, " device(s)"));
+  ctx->out->notes.push_back(absl::StrCat("read ", origin, ": ", ctx->out->devices.size() - before, " ", what));
   return absl::OkStatus();
 }
 
@@ -369,13 +370,13 @@ absl::Status ReadConfigFile(Context* ctx, const YAML::Node& map, const std::stri
   auto domain = StringField(map, "domain", origin);
   if (!domain.ok()) return domain.status();
   if (auto s = SetDomain(ctx, *domain, absl::StrCat("domain in ", origin)); !s.ok()) return s;
-  return ReadDeviceList(ctx, list, origin, Reader::kConfigFile);
+  return ReadDeviceList(ctx, list, origin, Reader::kConfigFile, "device specification(s)");
 }
 
 // The command line of one container: its --device values, --domain and --config.
 absl::Status ReadContainer(Context* ctx, const YAML::Node& container, const std::string& owner, bool* read) {
   auto name = StringField(container, "name", owner);
-  const std::string origin = absl::StrCat(owner, " container ", name.ok() ? *name : "?");
+  const std::string origin = absl::StrCat(owner, ", container ", name.ok() ? *name : "?");
   std::vector<std::string> tokens;
   for (const char* key : {"command", "args"}) {
     const YAML::Node list = Field(container, key);
@@ -422,7 +423,7 @@ absl::Status ReadContainer(Context* ctx, const YAML::Node& container, const std:
     }
     YAML::Node list(YAML::NodeType::Sequence);
     for (const auto& d : devices) list.push_back(YAML::Node(d));
-    return ReadDeviceList(ctx, list, absl::StrCat(origin, " (", devices.size(), " --device values)"), Reader::kFlag);
+    return ReadDeviceList(ctx, list, origin, Reader::kFlag, "--device value(s)");
   }
   ctx->out->notes.push_back(absl::StrCat(origin, " reads its devices from --config ", config,
                                          ": give that file too (or the ConfigMap that holds it)"));
@@ -495,7 +496,7 @@ absl::Status ReadObject(Context* ctx, const YAML::Node& doc, const std::string& 
 absl::Status ReadDocument(Context* ctx, const YAML::Node& doc, const std::string& where) {
   if (!doc.IsDefined() || doc.IsNull()) return absl::OkStatus();
   if (doc.IsSequence()) {
-    return ReadDeviceList(ctx, doc, absl::StrCat(where, ", a list of --device values"), Reader::kFlag);
+    return ReadDeviceList(ctx, doc, absl::StrCat(where, " (a list)"), Reader::kFlag, "--device value(s)");
   }
   if (!doc.IsMap()) {
     ctx->out->notes.push_back(absl::StrCat("skipped ", where, ": not a device plugin configuration"));
@@ -503,7 +504,7 @@ absl::Status ReadDocument(Context* ctx, const YAML::Node& doc, const std::string
   }
   if (Field(doc, "kind").IsScalar() && Field(doc, "apiVersion").IsScalar()) return ReadObject(ctx, doc, where);
   if (const YAML::Node gdp = Field(doc, "genericDevicePlugin"); Present(gdp)) {
-    const std::string origin = absl::StrCat(where, ", MicroShift's genericDevicePlugin");
+    const std::string origin = absl::StrCat(where, " (MicroShift's genericDevicePlugin)");
     if (!gdp.IsMap()) return absl::InvalidArgumentError(absl::StrCat(origin, " is not a map"));
     auto status = StringField(gdp, "status", origin);
     if (status.ok() && *status != "Enabled") {
@@ -523,7 +524,7 @@ absl::Status ReadDocument(Context* ctx, const YAML::Node& doc, const std::string
       return absl::OkStatus();
     }
     if (!list.IsSequence()) return absl::InvalidArgumentError(absl::StrCat(origin, ".devices is not a list"));
-    return ReadDeviceList(ctx, list, origin, Reader::kMicroShift);
+    return ReadDeviceList(ctx, list, origin, Reader::kMicroShift, "device specification(s)");
   }
   if (Present(Field(doc, "name"))) {
     auto d = ParseDevice(doc, where, Reader::kFlag, &ctx->out->notes);
@@ -533,7 +534,7 @@ absl::Status ReadDocument(Context* ctx, const YAML::Node& doc, const std::string
     return absl::OkStatus();
   }
   if (Present(Field(doc, "devices")) || Present(Field(doc, "device"))) {
-    return ReadConfigFile(ctx, doc, absl::StrCat(where, ", a config file"));
+    return ReadConfigFile(ctx, doc, absl::StrCat(where, " (a config file)"));
   }
   if (Present(Field(doc, "domain"))) {  // a config file that sets only the domain
     auto domain = StringField(doc, "domain", where);

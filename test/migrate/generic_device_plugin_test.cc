@@ -229,8 +229,8 @@ metadata: {name: gdp}
   EXPECT_EQ(c.devices[1].name, "video");
   EXPECT_EQ(c.domain, "example.org");
   EXPECT_THAT(c.notes, ElementsAre("skipped ServiceAccount kube-system/gdp: not a device plugin configuration",
-                                   HasSubstr("read DaemonSet kube-system/generic-device-plugin container "
-                                             "generic-device-plugin (2 --device values): 2 device(s)"),
+                                   "read DaemonSet kube-system/generic-device-plugin, container "
+                                   "generic-device-plugin: 2 --device value(s)",
                                    "skipped PodMonitor gdp: not a device plugin configuration"));
 }
 
@@ -402,13 +402,18 @@ TEST(PlanMigrationTest, UdevLinksResolveToTheNodeTheyNameAndPinWhatTheyName) {
   EXPECT_THAT(yaml.substr(yaml.find("name: zigbee")), HasSubstr("serial == \"B2\""));
   EXPECT_THAT(yaml.substr(yaml.find("name: port"), yaml.find("name: zigbee") - yaml.find("name: port")),
               HasSubstr("address == \"1-1\""));
-  EXPECT_FALSE(plan.groups[3].moves);
-  EXPECT_EQ(plan.groups[3].nodes[0].reason,
-            "udev link /dev/serial/by-id/usb-Onboard_UART-if00 names /dev/ttyS0, which no published device delivers");
+  // A glob over by-id links moves what it can, pinned by nothing it does not need, and names what it cannot.
+  EXPECT_TRUE(plan.groups[3].moves);
+  EXPECT_EQ(plan.groups[3].devices, std::vector<std::string>{"usb-1-2-1-0"});
+  EXPECT_THAT(plan.groups[3].notes,
+              Contains("not moved: udev link /dev/serial/by-id/usb-Onboard_UART-if00 names /dev/ttyS0, which no "
+                       "published device delivers"));
+  EXPECT_THAT(yaml.substr(yaml.find("name: byid")), Not(HasSubstr("serial ==")));  // the last class
   EXPECT_EQ(plan.groups[4].nodes[0].reason,
             "udev link /dev/serial/by-id/usb-ITead_Sonoff-if00-port0 resolves to nothing here: no such link under "
             "/dev, and no DEVLINKS in the udev database names it");
-  EXPECT_EQ(plan.groups[5].nodes[0].reason, plan.groups[3].nodes[0].reason);
+  EXPECT_EQ(plan.groups[5].nodes[0].reason,
+            "udev link /dev/serial/by-id/usb-Onboard_UART-if00 names /dev/ttyS0, which no published device delivers");
   // A node whose links are unknown says so.
   NodeDevices unknown = Here();
   unknown.links.clear();
