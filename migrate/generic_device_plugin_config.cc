@@ -233,6 +233,7 @@ absl::StatusOr<PluginDevice> ParseDevice(const YAML::Node& node, const std::stri
     } catch (const YAML::Exception& e) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": not JSON or YAML: ", e.what()));
     }
+    if (!inner.IsMap()) return absl::InvalidArgumentError(absl::StrCat(where, " is not a device specification"));
     return ParseDevice(inner, where, reader, notes);
   }
   if (node.IsScalar()) {

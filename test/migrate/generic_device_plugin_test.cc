@@ -310,6 +310,17 @@ TEST(ParseConfigTest, WhatThePluginRefusesIsAClearError) {
       {R"([{"name": "xx", "groups": [{"paths": [{"path": "/a"}]}]}, {"name": "xx", "groups": [{"paths": [{"path": "/b"}]}]}])",
        "specified twice"},
       {"domain: a.b\n---\ndomain: c.d\ndevices: []\n", "two domains"},
+      // Shapes nobody writes on purpose: each an error, none a crash.
+      {R"(["foo"])", "is not a device specification"},
+      {R"(["\"foo\""])", "is not a device specification"},
+      {"- [1, 2]", "is not a device specification"},
+      {"{name: xx, groups: [null]}", "is not a map"},
+      {"{name: xx, groups: [{paths: [null]}]}", "is not a map"},
+      {"{name: xx, groups: [{usb: [1]}]}", "is not a map"},
+      {"{name: xx, groups: [{usb: [{vendor: [1]}]}]}", "is not a USB ID"},
+      {"{name: xx, groups: [{paths: [{path: [1]}]}]}", "is not a string"},
+      {"{name: [xx], groups: []}", "is not a string"},
+      {std::string(100000, '['), "not JSON or YAML"},
   };
   for (const auto& [text, want] : cases) {
     auto got = ParseGenericDevicePluginConfig(text);
