@@ -82,6 +82,10 @@ std::vector<std::string> ClaimPreparer::PreparedDeviceNames() const {
 
 absl::Status ClaimPreparer::Recover(std::stop_token stop) {
   const auto cancelled = [] { return absl::CancelledError("start-up recovery was cancelled (shutting down)"); };
+  // Stopped before it began: nothing is touched, not even a crash's temp files. Past this point the stop is looked at
+  // before each record (and while they are read), so a recovery stops at a record boundary: every claim has all of
+  // its restored files or none, and the sweeps of files no record names run only after every record.
+  if (stop.stop_requested()) return cancelled();
   // Another driver instance (a rolling update) may be preparing now: see its writes whole or not at all.
   auto dir_lock = checkpoint_->LockDirectory();
   if (!dir_lock.ok()) return Annotate(dir_lock.status(), "lock claims directory: ");
