@@ -26,6 +26,9 @@ int DeviceClassesCommand(const Command& command, int argc, char** argv);
 // `liken-dra healthcheck`: exits 0 when the running daemon's sockets answer.
 int HealthcheckCommand(const Command& command, int argc, char** argv);
 
+// `liken-dra runtime-check`: asks the container runtime whether it resolves CDI devices.
+int RuntimeCheckCommand(const Command& command, int argc, char** argv);
+
 // Every subcommand, in usage order.
 inline constexpr Command kCommands[] = {
     {"scan", "print the ResourceSlices this node would publish, as a v1 List", ScanCommand},
@@ -34,6 +37,8 @@ inline constexpr Command kCommands[] = {
     {"deviceclasses", "print DeviceClasses serving a device plugin's resource names (--from-generic-device-plugin FILE)",
      DeviceClassesCommand},
     {"healthcheck", "exit 0 when the daemon's registration and DRA sockets accept connections", HealthcheckCommand},
+    {"runtime-check", "ask the container runtime whether it resolves CDI devices (0 yes, 1 no, 3 unknown)",
+     RuntimeCheckCommand},
 };
 
 }  // namespace liken::cmd

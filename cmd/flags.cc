@@ -225,6 +225,9 @@ void BindFlags(CLI::App& app, RunFlags& flags) {
       ->capture_default_str()
       ->check(IntegerFrom(1, 100000));
   app.add_flag("--no-uevents", flags.no_uevents, "do not listen to kernel uevents (the periodic resync remains)");
+  app.add_option("--runtime-endpoint", flags.runtime_endpoint,
+                 "ask the container runtime's CRI socket at start-up whether it resolves CDI devices (\"\": do not)")
+      ->type_name("unix://PATH");
   Bind(app, flags.verbosity);
   Bind(app, flags.discovery);
 }
@@ -242,6 +245,13 @@ void BindFlags(CLI::App& app, DeviceClassesFlags& flags) {
       ->type_name("SUFFIX");
   Bind(app, flags.verbosity);
   Bind(app, flags.discovery);
+}
+
+void BindFlags(CLI::App& app, RuntimeCheckFlags& flags) {
+  app.add_option("--runtime-endpoint", flags.runtime_endpoint, "the container runtime's CRI socket")
+      ->type_name("unix://PATH")
+      ->capture_default_str();
+  Bind(app, flags.verbosity);
 }
 
 void BindFlags(CLI::App& app, HealthcheckFlags& flags) {
@@ -357,5 +367,6 @@ template std::optional<int> ParseFlags(std::string_view, std::string_view, int, 
 template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, RunFlags&);
 template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, HealthcheckFlags&);
 template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, DeviceClassesFlags&);
+template std::optional<int> ParseFlags(std::string_view, std::string_view, int, char**, RuntimeCheckFlags&);
 
 }  // namespace liken::cmd

@@ -61,6 +61,7 @@ struct RunFlags {
   double kube_api_qps = informers::KubeConfig{}.qps;
   int kube_api_burst = informers::KubeConfig{}.burst;
   bool no_uevents = false;
+  std::string runtime_endpoint;  // the container runtime's CRI socket, asked once whether CDI is on; "": not asked
   KubeletFlags kubelet;
   DiscoveryFlags discovery;
   VerbosityFlags verbosity;
@@ -81,10 +82,16 @@ struct HealthcheckFlags {
   VerbosityFlags verbosity;
 };
 
+// `liken-dra runtime-check`.
+struct RuntimeCheckFlags {
+  std::string runtime_endpoint = "unix:///run/containerd/containerd.sock";
+  VerbosityFlags verbosity;
+};
+
 // Parses argv[1..argc) into `flags` for the command `name` (described by `synopsis` in its usage text). Returns
 // the exit code when the command must end now: 0 after printing the usage text for -h/--help (whatever else was
 // given), 2 after printing a one-line error naming the flag (unknown flag, missing value, a value that fails its
-// check); otherwise nullopt, with -v applied to the log level. Defined in flags.cc for the five structs above.
+// check); otherwise nullopt, with -v applied to the log level. Defined in flags.cc for the six structs above.
 // Thread-compatible.
 template <typename Flags>
 std::optional<int> ParseFlags(std::string_view name, std::string_view synopsis, int argc, char** argv,

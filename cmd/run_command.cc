@@ -41,6 +41,7 @@
 #include "kubelet/kubelet_plugin.h"
 #include "kubelet/plugin_call_hook.h"
 #include "kubelet/plugin_metrics.h"
+#include "kubelet/runtime_cdi.h"
 #include "kubelet/socket_paths.h"
 
 namespace liken::cmd {
@@ -87,6 +88,28 @@ std::unique_ptr<controller::UeventSource> OpenUevents(const RunFlags& flags) {
   LogWarning("no uevents; hot-plug is noticed by the periodic resync only",
              {{"error", source.status().ToString()}});
   return nullptr;
+}
+
+// Asks the container runtime at `endpoint` whether it resolves CDI devices; logs the answer and sets the gauge.
+void ReportRuntimeCdi(const std::string& endpoint, controller::Metrics* metrics) {
+  auto cdi = kubelet::CheckRuntimeCdi(endpoint, absl::Seconds(5));
+  if (!cdi.ok()) {
+    LogWarning("container runtime's CDI unknown: the runtime did not answer",
+               {{"endpoint", endpoint}, {"error", cdi.status().ToString()}});
+    metrics->OnRuntimeCdi(kubelet::RuntimeCdiStateName(kubelet::RuntimeCdiState::kUnknown));
+    return;
+  }
+  LogLevel level = LogLevel::kWarning;
+  const char* message = "container runtime's CDI unknown";
+  if (cdi->state == kubelet::RuntimeCdiState::kEnabled) {
+    level = LogLevel::kInfo;
+    message = "container runtime resolves CDI devices";
+  } else if (cdi->state == kubelet::RuntimeCdiState::kDisabled) {
+    level = LogLevel::kError;
+    message = "container runtime has CDI off: every pod with a claim will fail with \"unresolvable CDI devices\"";
+  }
+  Log(level, message, {{"runtime", cdi->runtime}, {"reason", cdi->reason}});
+  metrics->OnRuntimeCdi(kubelet::RuntimeCdiStateName(cdi->state));
 }
 
 }  // namespace
@@ -208,6 +231,12 @@ int RunCommand(const Command& command, int argc, char** argv) {
       (void)controller::ProbeClusterFeatures(client.get(), node, discovery::kDriverName, &cluster);
     });
   }
+  // The container runtime's CDI (--runtime-endpoint): asked once beside the start-up, so a runtime that does not
+  // answer delays nothing; logged and a gauge.
+  std::jthread runtime_check;
+  if (!flags.runtime_endpoint.empty()) {
+    runtime_check = std::jthread([&metrics, endpoint = flags.runtime_endpoint] { ReportRuntimeCdi(endpoint, &metrics); });
+  }
   controller::NodeReconcilerOptions reconcile_options;
   reconcile_options.node_name = node;
   reconcile_options.resync_period = flags.resync_period;
@@ -219,6 +248,7 @@ int RunCommand(const Command& command, int argc, char** argv) {
   termination.Wait();
   probe_stop.request_stop();  // a probe still waiting on the API server ends now
   if (probe.joinable()) probe.join();
+  if (runtime_check.joinable()) runtime_check.join();
 
   // Shutdown, within a few seconds whatever the API server does. The plugin refuses new gRPC calls at once
   // and gives those in flight the grace; meanwhile the background work stops. Then every API request still

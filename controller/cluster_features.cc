@@ -66,7 +66,8 @@ std::string_view FeatureMissingMeaning(std::string_view feature) {
   }
   if (feature == kFeatureNodeScopedClaimStatus) {
     return "the release does not check the associated-node verbs (DRAResourceClaimGranularStatusAuthorization "
-           "absent): the driver's credentials can patch status of any ResourceClaim, on any node";
+           "absent): only the chart's admission policy (own-node claim status) keeps the driver's credentials to "
+           "its own node's status.devices entries; without it they can patch status of any ResourceClaim";
   }
   if (feature == kFeaturePodHealth) {
     return "device health does not reach the pod's status by default (ResourceHealthStatus off); the driver still "

@@ -74,6 +74,9 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   published_ = gauge("liken_published_devices", "Devices published in this node's ResourceSlices.");
   withheld_ = gauge("liken_withheld_devices", "Devices with /dev nodes that the node keeps for itself.");
   unclaimed_ = gauge("liken_unclaimed_devices", "PCI and USB hardware with no kernel driver bound.");
+  left_out_ = gauge("liken_left_out_devices",
+                    "Devices with a driver bound that are not published because a claim would deliver nothing "
+                    "(no device node in their sysfs subtree); `liken-dra report` names each and why.");
   slice_writes_ = &prometheus::BuildCounter()
                        .Name("liken_slice_writes_total")
                        .Help("ResourceSlice writes by operation and result.")
@@ -124,11 +127,20 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                              .Register(r)
                              .Add({}, LatencyBuckets());
   prepared_claims_ = gauge("liken_prepared_claims", "Claims prepared on this node.");
+  unhealthy_claimed_ = gauge("liken_unhealthy_claimed_devices",
+                             "Devices prepared claims hold that this node no longer publishes (unplugged, driver "
+                             "unbound); the kubelet reports them unhealthy where it watches device health.");
   cdi_refreshes_ = counter("liken_cdi_refreshes_total", "CDI specs rewritten because their device nodes changed.");
   rebind_failures_ = counter("liken_rebind_failures_total", "USB interfaces that could not be given back to a driver.");
   claim_get_fallbacks_ = counter("liken_claim_get_fallbacks_total",
                                  "ResourceClaims a prepare read from the API server because the node's claim cache lacked them.");
   registered_ = gauge("liken_kubelet_registered", "1 when the kubelet accepted the plugin's registration.");
+  auto& runtime_cdi = prometheus::BuildGauge()
+                          .Name("liken_runtime_cdi")
+                          .Help("1 for what the container runtime said about CDI at start-up (enabled, disabled, "
+                                "unknown); all 0 until asked, and when --runtime-endpoint is not set.")
+                          .Register(r);
+  for (const char* state : {"enabled", "disabled", "unknown"}) runtime_cdi_[state] = &runtime_cdi.Add({{"state", state}});
   auto& features = prometheus::BuildGauge()
                        .Name("liken_cluster_feature_served")
                        .Help("1 when the API server serves the feature (render_sharing: allowMultipleAllocations kept; "
@@ -142,10 +154,11 @@ std::string Metrics::Render() const {
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 
-void Metrics::OnScan(size_t published, size_t withheld, size_t unclaimed, absl::Duration duration) {
+void Metrics::OnScan(size_t published, size_t withheld, size_t unclaimed, size_t left_out, absl::Duration duration) {
   published_->Set(static_cast<double>(published));
   withheld_->Set(static_cast<double>(withheld));
   unclaimed_->Set(static_cast<double>(unclaimed));
+  left_out_->Set(static_cast<double>(left_out));
   scan_duration_->Observe(absl::ToDoubleSeconds(duration));
 }
 
@@ -183,6 +196,11 @@ void Metrics::OnClaimGetFallback() { claim_get_fallbacks_->Increment(); }
 void Metrics::OnPreparedClaims(size_t count) { prepared_claims_->Set(static_cast<double>(count)); }
 void Metrics::OnRegistration(bool registered, absl::string_view) { registered_->Set(registered ? 1 : 0); }
 void Metrics::OnSpecsRefreshed(int count) { cdi_refreshes_->Increment(count); }
+void Metrics::OnRuntimeCdi(std::string_view state) {
+  if (runtime_cdi_.find(state) == runtime_cdi_.end()) return;
+  for (auto& [name, gauge] : runtime_cdi_) gauge->Set(name == state ? 1 : 0);
+}
+void Metrics::OnUnhealthyClaimedDevices(size_t count) { unhealthy_claimed_->Set(static_cast<double>(count)); }
 void Metrics::OnClusterFeature(const std::string& feature, bool served) {
   auto it = cluster_features_.find(feature);
   if (it != cluster_features_.end()) it->second->Set(served ? 1 : 0);

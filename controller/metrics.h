@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -38,8 +39,8 @@ class Metrics final : public WorkQueueObserver,
   // The metrics in the Prometheus text format. Thread-safe.
   std::string Render() const;
 
-  // Results of the latest scan. Thread-safe.
-  void OnScan(size_t published, size_t withheld, size_t unclaimed, absl::Duration duration);
+  // Results of the latest scan (`left_out`: bound devices a claim would deliver nothing from). Thread-safe.
+  void OnScan(size_t published, size_t withheld, size_t unclaimed, size_t left_out, absl::Duration duration);
 
   // WorkQueueObserver.
   void OnDepth(size_t depth) override;
@@ -59,6 +60,9 @@ class Metrics final : public WorkQueueObserver,
   void OnPreparedClaims(size_t count);
   void OnRegistration(bool registered, absl::string_view error);
   void OnSpecsRefreshed(int count);
+  void OnUnhealthyClaimedDevices(size_t count);
+  // The container runtime's CDI: "enabled", "disabled" or "unknown" (others ignored). Thread-safe.
+  void OnRuntimeCdi(std::string_view state);
   // A cluster feature's state (ClusterFeatures' change callback); names not in ClusterFeatureNames are ignored.
   // Thread-safe.
   void OnClusterFeature(const std::string& feature, bool served);
@@ -68,6 +72,7 @@ class Metrics final : public WorkQueueObserver,
   prometheus::Gauge* published_;
   prometheus::Gauge* withheld_;
   prometheus::Gauge* unclaimed_;
+  prometheus::Gauge* left_out_;
   prometheus::Family<prometheus::Counter>* slice_writes_;
   prometheus::Histogram* scan_duration_;
   prometheus::Counter* uevents_seen_;
@@ -83,10 +88,12 @@ class Metrics final : public WorkQueueObserver,
   prometheus::Histogram* prepare_duration_;
   prometheus::Histogram* unprepare_duration_;
   prometheus::Gauge* prepared_claims_;
+  prometheus::Gauge* unhealthy_claimed_;
   prometheus::Counter* cdi_refreshes_;
   prometheus::Counter* rebind_failures_;
   prometheus::Counter* claim_get_fallbacks_;
   prometheus::Gauge* registered_;
+  std::map<std::string, prometheus::Gauge*, std::less<>> runtime_cdi_;  // by state; filled in the constructor only
   std::map<std::string, prometheus::Gauge*> cluster_features_;  // by feature; filled in the constructor only
 };
 

@@ -87,7 +87,7 @@ absl::StatusOr<discovery::Inventory> NodeReconciler::Scan() {
   auto inventory = scanner_->Scan();
   if (inventory.ok() && metrics_ != nullptr) {
     metrics_->OnScan(inventory->published.size(), inventory->withheld.size(), inventory->unclaimed.size(),
-                     absl::Now() - start);
+                     inventory->left_out.size(), absl::Now() - start);
   }
   return inventory;
 }

@@ -126,7 +126,11 @@ void Walk(const std::string& dir, int depth, bool inside_sound, WalkResult* resu
     }
     std::string path = dir + "/" + child.name;
     std::string child_subsystem = LinkBaseName(path, "subsystem");
-    if (IsDeviceOnBusBelow(path, child_subsystem)) continue;
+    if (IsDeviceOnBusBelow(path, child_subsystem)) {
+      result->buses_below.insert(child_subsystem);
+      continue;
+    }
+    if (child_subsystem == "net") result->net_interfaces.push_back(child.name);
     if (child_subsystem == "bluetooth") {
       result->has_bluetooth = true;
       continue;

@@ -1,6 +1,7 @@
 // The delivery walk: the device nodes a device's own sysfs subtree holds.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct WalkedNode {
 struct WalkResult {
   std::vector<WalkedNode> nodes;     // in walk order (sorted directory entries, depth first)
   bool has_bluetooth = false;        // the subtree holds a `bluetooth` child (an adapter's hciN)
+  std::vector<std::string> net_interfaces;  // names of `net` class devices in the subtree ("eth0"), walk order
+  std::set<std::string> buses_below;        // subsystems of the child devices the walk stopped at ("usb")
   std::vector<ScanWarning> warnings;
 };
 

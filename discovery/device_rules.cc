@@ -139,4 +139,35 @@ DeliveryDecision DecideDelivery(const std::string& driver, const WalkResult& wal
   return decision;
 }
 
+std::string LeftOutReason(const std::string& driver, const std::optional<std::string>& pci_class,
+                          const WalkResult& walk, const DeliveryDecision& decision) {
+  if (!walk.nodes.empty()) {
+    // Nodes, but none a claim delivers (a GPU subtree holding only a framebuffer).
+    std::string nodes;
+    for (const auto& w : walk.nodes) nodes += (nodes.empty() ? "" : ", ") + w.node.path;
+    return "its only nodes (" + nodes + ") are delivered by nothing" +
+           (decision.notes.empty() ? std::string() : ": " + decision.notes.front());
+  }
+  const std::string bound = "bound to " + driver + ", no device node in its sysfs subtree";
+  if (driver == "nvidia") {
+    return bound + ": its driver creates its nodes (/dev/nvidia*) outside sysfs; a vendor DRA driver serves it";
+  }
+  if (driver == "vfio-pci") return bound + ": held for passthrough, its /dev/vfio group node lies outside it";
+  if (!walk.net_interfaces.empty()) {
+    std::string names;
+    for (const auto& n : walk.net_interfaces) names += (names.empty() ? "" : ", ") + n;
+    return "network interface only (" + names + ")";
+  }
+  if (walk.has_bluetooth) return "Bluetooth radio on " + driver + ": only btusb's adapters are published";
+  if (!walk.buses_below.empty()) {
+    std::string buses;
+    for (const auto& b : walk.buses_below) buses += (buses.empty() ? "" : ", ") + b;
+    return "a bus controller: the devices on its bus (" + buses + ") are reported on their own";
+  }
+  if (pci_class && pci_class->rfind("03", 0) == 0) {
+    return bound + ": a display controller whose driver registered no DRM device";
+  }
+  return bound;
+}
+
 }  // namespace liken::discovery

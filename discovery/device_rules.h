@@ -79,4 +79,10 @@ struct DeliveryDecision {
 // `driver` is the bound driver's name. Storage is decided before this. Thread-safe (pure).
 DeliveryDecision DecideDelivery(const std::string& driver, const WalkResult& walk);
 
+// Rule 2, for the report: why a bound unit that publishes nothing (`decision` has no devices) is left out, one
+// line with no device name ("network interface only (eth0)"). `pci_class` is the PCI class code, nullopt for
+// a USB interface. Thread-safe (pure).
+std::string LeftOutReason(const std::string& driver, const std::optional<std::string>& pci_class,
+                          const WalkResult& walk, const DeliveryDecision& decision);
+
 }  // namespace liken::discovery

@@ -45,6 +45,14 @@ struct WithheldDevice {
   std::string reason;
 };
 
+// A device with a bound driver that is left out because a claim on it would deliver nothing (no device node in
+// its sysfs subtree, or only nodes no claim delivers). Bus structure is not listed at all.
+struct LeftOutDevice {
+  std::string name;    // the name it would publish under ("pci-0000-41-00-0")
+  std::string driver;  // the bound driver ("nvidia")
+  std::string reason;  // one line for the operator ("network interface only (eth0)")
+};
+
 // PCI or USB hardware with no driver bound, and the modules that could drive it.
 struct UnclaimedDevice {
   std::string bus;      // "pci" or "usb"
@@ -63,6 +71,7 @@ struct ScanWarning {
 struct Inventory {
   std::vector<PublishedDevice> published;
   std::vector<WithheldDevice> withheld;
+  std::vector<LeftOutDevice> left_out;
   std::vector<UnclaimedDevice> unclaimed;
   std::vector<ScanWarning> warnings;
 

@@ -37,6 +37,10 @@ nlohmann::ordered_json ReportToJson(const Inventory& inventory) {
   if (std::any_of(inventory.published.begin(), inventory.published.end(), DeliversKfd)) out["notes"].push_back(kKfdNote);
   out["withheld"] = nlohmann::ordered_json::array();
   for (const auto& w : inventory.withheld) out["withheld"].push_back({{"name", w.name}, {"reason", w.reason}});
+  out["leftOut"] = nlohmann::ordered_json::array();
+  for (const auto& l : inventory.left_out) {
+    out["leftOut"].push_back({{"name", l.name}, {"driver", l.driver}, {"reason", l.reason}});
+  }
   out["unclaimed"] = nlohmann::ordered_json::array();
   for (const auto& u : inventory.unclaimed) {
     out["unclaimed"].push_back(
@@ -83,6 +87,8 @@ std::string ReportToText(const Inventory& inventory) {
   }
   out << "\nWithheld devices (" << inventory.withheld.size() << ")\n";
   for (const auto& w : inventory.withheld) out << "  " << w.name << ": " << w.reason << "\n";
+  out << "\nLeft out: a driver is bound, a claim would deliver nothing (" << inventory.left_out.size() << ")\n";
+  for (const auto& l : inventory.left_out) out << "  " << l.name << " (" << l.driver << "): " << l.reason << "\n";
   if (!inventory.warnings.empty()) {
     out << "\nWarnings (" << inventory.warnings.size() << ")\n";
     for (const auto& w : inventory.warnings) out << "  " << w.device << ": " << w.message << "\n";

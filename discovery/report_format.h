@@ -11,11 +11,13 @@
 
 namespace liken::discovery {
 
-// The report's JSON form: {"published": [...], "withheld": [...], "unclaimed": [...], "warnings": [...]}.
+// The report's JSON form: {"published": [...], "notes": [...], "withheld": [...], "leftOut": [...],
+// "unclaimed": [...], "warnings": [...]}.
 // Thread-safe (pure).
 nlohmann::ordered_json ReportToJson(const Inventory& inventory);
 
-// The report's text form: a table of published devices, the withheld ones, then the unclaimed hardware as
+// The report's text form: a table of published devices, the withheld ones, the left-out ones (a
+// driver bound, nothing to deliver), then the unclaimed hardware as
 // commented `spec.modules` lines an operator can paste. Thread-safe (pure).
 std::string ReportToText(const Inventory& inventory);
 

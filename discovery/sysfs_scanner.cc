@@ -78,7 +78,7 @@ class ScanPass {
     }
     std::string base = DeviceNameFor("pci", address);
     AttributeSet attrs = PciAttributes(base, *function, pci_ids_, &inventory_->warnings);
-    PublishUnit(base, function->driver, dir, attrs, std::nullopt, {});
+    PublishUnit(base, function->driver, dir, attrs, std::nullopt, {}, function->class_code);
   }
 
   void ScanUsbInterface(const std::string& interface_name, const std::string& dir) {
@@ -102,7 +102,25 @@ class ScanPass {
     AttributeSet attrs = UsbAttributes(base, *interface, *usb_device, &inventory_->warnings);
     std::optional<DeviceNode> usbfs = UsbfsNode(*usb_device);
     if (!usbfs) Warn(base, "the USB device has no usable usbfs node (DEVNAME or dev missing)");
-    PublishUnit(base, interface->driver, dir, attrs, usbfs, {interface_name});
+    size_t left_out = inventory_->left_out.size();
+    PublishUnit(base, interface->driver, dir, attrs, usbfs, {interface_name}, std::nullopt);
+    if (inventory_->left_out.size() > left_out) usb_left_out_.emplace_back(left_out, DirName(dir));
+  }
+
+  // After every unit: a left-out USB interface whose USB device another interface publishes says so.
+  void Finish() {
+    for (const auto& [index, device_dir] : usb_left_out_) {
+      LeftOutDevice& left = inventory_->left_out[index];
+      const PublishedDevice* sibling = nullptr;  // preferably one on the same driver (a card's streaming interface)
+      for (const auto& p : inventory_->published) {
+        if (p.usb_interfaces.empty() || DirName(p.sysfs_path) != device_dir) continue;
+        auto driver = p.attributes.find(kAttrDriver);
+        const bool same_driver = driver != p.attributes.end() && driver->second == AttributeValue(left.driver);
+        if (sibling == nullptr || same_driver) sibling = &p;
+        if (same_driver) break;
+      }
+      if (sibling != nullptr) left.reason = "part of a USB device another interface publishes (" + sibling->name + ")";
+    }
   }
 
  private:
@@ -144,7 +162,7 @@ class ScanPass {
 
   void PublishUnit(const std::string& base, const std::string& driver, const std::string& dir,
                    const AttributeSet& attrs, const std::optional<DeviceNode>& usbfs,
-                   std::vector<std::string> usb_interfaces) {
+                   std::vector<std::string> usb_interfaces, const std::optional<std::string>& pci_class) {
     if (!IsPublishableDeviceName(base)) {
       Warn(dir, "device name '" + base + "' is not a valid DNS label of at most 48 characters; skipped");
       return;
@@ -165,6 +183,10 @@ class ScanPass {
     DeliveryDecision decision = DecideDelivery(driver, walk);
     if (driver == kKfdDriver) AddAmdComputeNode(driver, Kfd(), &decision);
     for (auto& note : decision.notes) inventory_->warnings.push_back({base, note});
+    if (decision.devices.empty()) {
+      inventory_->left_out.push_back({base, driver, LeftOutReason(driver, pci_class, walk, decision)});
+      return;
+    }
     for (auto& split : decision.devices) {
       PublishedDevice device;
       device.name = base + split.suffix;
@@ -190,6 +212,7 @@ class ScanPass {
   bool storage_loaded_ = false;
   std::optional<HostStorageFacts> storage_facts_;
   std::string storage_error_;
+  std::vector<std::pair<size_t, std::string>> usb_left_out_;  // left_out index, the USB device's directory
 };
 
 class SysfsScanner : public Scanner {
@@ -209,12 +232,15 @@ class SysfsScanner : public Scanner {
     for (const auto& [name, dir] : pass.BusDevices("usb")) {
       if (name.find(':') != std::string::npos) pass.ScanUsbInterface(name, dir);
     }
+    pass.Finish();
     if (options_.match_modules && !inventory.unclaimed.empty()) MatchModules(&inventory);
     std::sort(inventory.published.begin(), inventory.published.end(),
               [](const PublishedDevice& a, const PublishedDevice& b) { return a.name < b.name; });
     std::sort(inventory.unclaimed.begin(), inventory.unclaimed.end(), [](const UnclaimedDevice& a, const UnclaimedDevice& b) {
       return std::tie(a.bus, a.address, a.modalias) < std::tie(b.bus, b.address, b.modalias);
     });
+    std::sort(inventory.left_out.begin(), inventory.left_out.end(),
+              [](const LeftOutDevice& a, const LeftOutDevice& b) { return a.name < b.name; });
     std::sort(inventory.withheld.begin(), inventory.withheld.end(),
               [](const WithheldDevice& a, const WithheldDevice& b) { return a.name < b.name; });
     return inventory;

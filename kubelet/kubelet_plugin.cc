@@ -1,9 +1,12 @@
 #include "kubelet/kubelet_plugin.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
 #include "common/files.h"
+#include "kubelet/device_health.h"
 #include "kubelet/dra_service.h"
 #include "kubelet/health_service.h"
 #include "kubelet/socket_files.h"
@@ -146,6 +149,11 @@ absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims() {
   // Nothing scanned yet is no news of unplugged devices.
   if (options_.claim_listener != nullptr && snapshot->generation > 0) {
     options_.claim_listener->OnInventory(snapshot->inventory);
+  }
+  if (snapshot->generation > 0) {
+    const auto health = ComputeDeviceHealth(snapshot->inventory, preparer_->PreparedDeviceNames());
+    observer_->OnUnhealthyClaimedDevices(static_cast<size_t>(
+        std::count_if(health.begin(), health.end(), [](const DeviceHealthState& h) { return !h.healthy; })));
   }
   return refreshed;
 }

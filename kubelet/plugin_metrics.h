@@ -31,6 +31,7 @@ class PluginMetrics final : public PluginObserver {
     metrics_->OnRegistration(registered, error);
   }
   void OnSpecsRefreshed(int count) override { metrics_->OnSpecsRefreshed(count); }
+  void OnUnhealthyClaimedDevices(size_t count) override { metrics_->OnUnhealthyClaimedDevices(count); }
 
  private:
   controller::Metrics* const metrics_;

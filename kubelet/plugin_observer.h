@@ -30,6 +30,9 @@ class PluginObserver {
   // The kubelet answered NotifyRegistrationStatus.
   virtual void OnRegistration(bool registered, absl::string_view error) {}
 
+  // After a reconcile pass: how many devices prepared claims hold that the node no longer publishes (a gauge).
+  virtual void OnUnhealthyClaimedDevices(size_t count) {}
+
   // A reconcile pass rewrote `count` CDI specs whose device nodes changed or whose file had vanished.
   virtual void OnSpecsRefreshed(int count) {}
 };

@@ -12,6 +12,7 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
   std::string text = m.Render();
   for (const char* line : {
            "liken_published_devices 0", "liken_withheld_devices 0", "liken_unclaimed_devices 0",
+           "liken_left_out_devices 0",
            "liken_slice_writes_total{operation=\"create\",result=\"success\"} 0",
            "liken_slice_writes_total{operation=\"update\",result=\"conflict\"} 0",
            "liken_slice_writes_total{operation=\"delete\",result=\"error\"} 0",
@@ -24,7 +25,9 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
            "liken_workqueue_depth 0", "liken_workqueue_retries_total 0",
            "liken_prepare_total{result=\"success\"} 0", "liken_prepare_total{result=\"error\"} 0",
            "liken_unprepare_total{result=\"success\"} 0", "liken_prepare_duration_seconds_count 0",
-           "liken_unprepare_duration_seconds_count 0", "liken_prepared_claims 0", "liken_cdi_refreshes_total 0",
+           "liken_unprepare_duration_seconds_count 0", "liken_prepared_claims 0", "liken_unhealthy_claimed_devices 0",
+           "liken_runtime_cdi{state=\"enabled\"} 0", "liken_runtime_cdi{state=\"disabled\"} 0",
+           "liken_runtime_cdi{state=\"unknown\"} 0", "liken_cdi_refreshes_total 0",
            "liken_rebind_failures_total 0", "liken_claim_get_fallbacks_total 0"}) {
     EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
   }
@@ -32,7 +35,7 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
 
 TEST(MetricsTest, ObserversMoveTheSeries) {
   Metrics m;
-  m.OnScan(5, 2, 1, absl::Milliseconds(3));
+  m.OnScan(5, 2, 1, 4, absl::Milliseconds(3));
   m.OnSliceWrite("update", "conflict");
   m.OnWatchRestart("pods", "gone");
   m.OnWatchEvent("pods", "MODIFIED");
@@ -51,9 +54,13 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
   m.OnRebindFailure("1-4:1.0");
   m.OnClaimGetFallback();
   m.OnClaimGetFallback();
+  m.OnRuntimeCdi("enabled");
+  m.OnRuntimeCdi("disabled");
+  m.OnRuntimeCdi("sideways");  // not a state: ignored
   std::string text = m.Render();
   for (const char* line : {
            "liken_published_devices 5", "liken_withheld_devices 2", "liken_unclaimed_devices 1",
+           "liken_left_out_devices 4",
            "liken_slice_writes_total{operation=\"update\",result=\"conflict\"} 1",
            "liken_watch_restarts_total{reason=\"gone\",resource=\"pods\"} 1", "liken_uevents_total{acted=\"true\"} 1",
            "liken_watch_events_total{resource=\"pods\",type=\"MODIFIED\"} 2",
@@ -61,7 +68,9 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
            "liken_prepare_total{result=\"success\"} 1", "liken_prepare_total{result=\"error\"} 1",
            "liken_prepare_duration_seconds_count 2", "liken_unprepare_total{result=\"success\"} 1",
            "liken_prepared_claims 7", "liken_cdi_refreshes_total 3", "liken_rebind_failures_total 1",
-           "liken_scan_duration_seconds_count 1", "liken_claim_get_fallbacks_total 2"}) {
+           "liken_scan_duration_seconds_count 1", "liken_claim_get_fallbacks_total 2",
+           "liken_runtime_cdi{state=\"enabled\"} 0", "liken_runtime_cdi{state=\"disabled\"} 1",
+           "liken_runtime_cdi{state=\"unknown\"} 0"}) {
     EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
   }
   EXPECT_EQ(text.find("SOMETHING-ELSE"), std::string::npos) << "an unknown event type gets no series";

@@ -122,6 +122,43 @@ TEST(DeviceRulesTest, UsbDevicesDeliverTheirUsbfsNode) {
   EXPECT_FALSE(UsbfsNode(device).has_value());
 }
 
+// Rule 2 for the report: a bound unit that publishes nothing says why, from what its walk saw.
+TEST(DeviceRulesTest, LeftOutUnitsSayWhyTheyDeliverNothing) {
+  const DeliveryDecision nothing;
+  WalkResult empty;
+  const std::optional<std::string> display = std::string("030200");
+  const std::string nvidia = LeftOutReason("nvidia", display, empty, nothing);
+  EXPECT_EQ(nvidia.rfind("bound to nvidia, no device node in its sysfs subtree: ", 0), 0u) << nvidia;
+  EXPECT_NE(nvidia.find("outside sysfs; a vendor DRA driver serves it"), std::string::npos) << nvidia;
+  // Another display driver with no DRM device, and anything else, get the plain line.
+  EXPECT_EQ(LeftOutReason("foo", display, empty, nothing),
+            "bound to foo, no device node in its sysfs subtree: a display controller whose driver registered no DRM "
+            "device");
+  EXPECT_EQ(LeftOutReason("i2c_i801", std::string("0c0500"), empty, nothing),
+            "bound to i2c_i801, no device node in its sysfs subtree");
+  EXPECT_NE(LeftOutReason("vfio-pci", display, empty, nothing).find("passthrough"), std::string::npos);
+
+  WalkResult nic;
+  nic.net_interfaces = {"enp1s0", "enp1s0d1"};
+  EXPECT_EQ(LeftOutReason("mlx4_core", std::string("020000"), nic, nothing), "network interface only (enp1s0, enp1s0d1)");
+  WalkResult controller;
+  controller.buses_below = {"usb"};
+  EXPECT_EQ(LeftOutReason("xhci_hcd", std::string("0c0330"), controller, nothing),
+            "a bus controller: the devices on its bus (usb) are reported on their own");
+  WalkResult radio;
+  radio.has_bluetooth = true;
+  EXPECT_EQ(LeftOutReason("btmtk", std::nullopt, radio, nothing),
+            "Bluetooth radio on btmtk: only btusb's adapters are published");
+
+  // Nodes, but none a claim delivers.
+  WalkResult fb;
+  fb.nodes.push_back(Node("/dev/fb0", 'c', "graphics", 29, 0));
+  DeliveryDecision noted;
+  noted.notes.push_back("/dev/fb0 (framebuffer) is delivered by nothing");
+  EXPECT_EQ(LeftOutReason("simpledrm", display, fb, noted),
+            "its only nodes (/dev/fb0) are delivered by nothing: /dev/fb0 (framebuffer) is delivered by nothing");
+}
+
 TEST(DeviceRulesTest, NumaNodesAreSmallNonNegativeNumbers) {
   EXPECT_EQ(ParseNumaNode(std::string("1")), 1);
   EXPECT_EQ(ParseNumaNode(std::string("-1")), std::nullopt);

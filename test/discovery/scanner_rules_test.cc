@@ -132,6 +132,27 @@ TEST_F(ScannerRulesTest, BoundDeviceWithoutNodesIsNotPublished) {
   Inventory inv = Scan();
   EXPECT_THAT(Names(inv), IsEmpty());
   EXPECT_THAT(inv.unclaimed, IsEmpty());
+  // The report still accounts for it.
+  ASSERT_EQ(inv.left_out.size(), 1u);
+  EXPECT_EQ(inv.left_out[0].name, "pci-0000-03-00-0");
+  EXPECT_EQ(inv.left_out[0].driver, "iwlwifi");
+  EXPECT_EQ(inv.left_out[0].reason, "network interface only (wlp3s0)");
+}
+
+// A GPU on NVIDIA's proprietary driver: bound, nothing in its subtree (its /dev/nvidia* nodes have no class
+// device, and without nvidia-drm there is no drm directory). Left out, saying why.
+TEST_F(ScannerRulesTest, GpuWhoseDriverMakesNodesOutsideSysfsIsLeftOutWithWhy) {
+  AddPci(tree_, "/devices/pci0000:00/0000:00:02.2/0000:03:00.0", "nvidia", "10de", "2335", "0x030200");
+  tree_.Dir("sys/devices/pci0000:00/0000:00:02.2/0000:03:00.0/power");
+  AddPci(tree_, "/devices/pci0000:00/0000:00:02.2", "pcieport", "1b36", "000c", "0x060400");
+  Inventory inv = Scan();
+  EXPECT_THAT(Names(inv), IsEmpty());
+  EXPECT_THAT(inv.withheld, IsEmpty());
+  ASSERT_EQ(inv.left_out.size(), 1u);  // the root port is bus structure: not listed
+  EXPECT_EQ(inv.left_out[0].name, "pci-0000-03-00-0");
+  EXPECT_EQ(inv.left_out[0].driver, "nvidia");
+  EXPECT_THAT(inv.left_out[0].reason, HasSubstr("bound to nvidia, no device node in its sysfs subtree"));
+  EXPECT_THAT(inv.left_out[0].reason, HasSubstr("a vendor DRA driver serves it"));
 }
 
 // Rule 3 (default): a device whose subtree delivers a block node is withheld, with the reason.
@@ -232,6 +253,10 @@ TEST_F(ScannerRulesTest, BusStructureIsNeverPublished) {
   Inventory inv = Scan();
   EXPECT_THAT(Names(inv), ElementsAre("usb-1-2-1-1-0"));  // the keyboard only
   EXPECT_THAT(inv.unclaimed, IsEmpty());
+  // Ports, hubs and root hubs are not left out either: only the controller is listed, as one.
+  ASSERT_EQ(inv.left_out.size(), 1u);
+  EXPECT_EQ(inv.left_out[0].name, "pci-0000-00-14-0");
+  EXPECT_EQ(inv.left_out[0].reason, "a bus controller: the devices on its bus (usb) are reported on their own");
 }
 
 // The delivery walk stops at other buses' devices and at bluetooth, and follows no symlinks.
@@ -336,6 +361,12 @@ TEST_F(ScannerRulesTest, UsbInterfacesPublishWithUsbfsNodeAndPortAddress) {
   EXPECT_EQ(Str(a, kAttrSubsystem), "sound");
   EXPECT_EQ(Str(a, kAttrAddress), "1-5");
   EXPECT_THAT(Paths(a), ElementsAre("/dev/snd/pcmC1D0c", "/dev/bus/usb/001/004"));
+  // The camera's second interface holds nothing: left out, naming the interface that publishes the camera.
+  std::vector<std::string> left_out;
+  for (const auto& l : inv.left_out) left_out.push_back(l.name + " " + l.driver + ": " + l.reason);
+  EXPECT_THAT(left_out, ElementsAre(HasSubstr("pci-0000-00-14-0 xhci_hcd"),
+                                    "usb-1-5-1-1 uvcvideo: part of a USB device another interface publishes "
+                                    "(usb-1-5-1-0)"));
 }
 
 TEST_F(ScannerRulesTest, UsbSerialIsOneKindTty) {
@@ -368,6 +399,9 @@ TEST_F(ScannerRulesTest, BluetoothAdapterDeliversOnlyItsUsbfsNode) {
   EXPECT_EQ(Str(inv.published[0], kAttrSubsystem), "<absent>");
   EXPECT_FALSE(inv.published[0].allow_multiple_allocations);
   EXPECT_EQ(Str(inv.published[0], kAttrClass), "wireless");
+  ASSERT_EQ(inv.left_out.size(), 2u);
+  EXPECT_EQ(inv.left_out[1].name, "usb-1-7-1-1");
+  EXPECT_EQ(inv.left_out[1].reason, "part of a USB device another interface publishes (usb-1-7-1-0)");
 }
 
 // Attributes: hex lowercase without prefix, topology attributes, absent rather than empty.

@@ -452,6 +452,20 @@ TEST_P(KubeletPluginTest, RefreshRewritesOnlySpecsWhoseNodesChanged) {
   EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(replugged.nodes));
 }
 
+// A pass counts the devices prepared claims hold that the node no longer publishes (liken_unhealthy_claimed_devices).
+TEST_P(KubeletPluginTest, RefreshCountsClaimedDevicesNoLongerPublished) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
+  observer_.unhealthy = 99;
+  LIKEN_ASSERT_OK(plugin_->RefreshPreparedClaims(inventory_));
+  EXPECT_EQ(observer_.unhealthy.load(), 0u);
+  // The serial adapter is unplugged.
+  LIKEN_ASSERT_OK(plugin_->RefreshPreparedClaims(InventoryOf({GpuRender(), GpuDisplay()})));
+  EXPECT_EQ(observer_.unhealthy.load(), 1u);
+  // And plugged back.
+  LIKEN_ASSERT_OK(plugin_->RefreshPreparedClaims(inventory_));
+  EXPECT_EQ(observer_.unhealthy.load(), 0u);
+}
+
 TEST_P(KubeletPluginTest, DeviceUnpluggedBetweenAllocationAndPrepareFailsOnlyThatClaim) {
   // The reconcile loop last saw the adapter; since then it was unplugged (its sysfs directory is gone).
   const std::string usb_sysfs = dir_.path() + "/usb-device";

@@ -20,11 +20,13 @@ TEST(PluginMetricsTest, EveryPluginEventReachesTheDaemonsMetrics) {
   observer->OnPreparedClaims(7);
   observer->OnRegistration(true, "");
   observer->OnSpecsRefreshed(3);
+  observer->OnUnhealthyClaimedDevices(2);
   std::string text = metrics.Render();
   for (const char* line : {"liken_prepare_total{result=\"success\"} 1", "liken_prepare_total{result=\"error\"} 1",
                            "liken_prepare_duration_seconds_count 2", "liken_unprepare_total{result=\"success\"} 1",
                            "liken_unprepare_duration_seconds_count 1", "liken_rebind_failures_total 1",
-                           "liken_prepared_claims 7", "liken_kubelet_registered 1", "liken_cdi_refreshes_total 3"}) {
+                           "liken_prepared_claims 7", "liken_kubelet_registered 1", "liken_cdi_refreshes_total 3",
+                           "liken_unhealthy_claimed_devices 2"}) {
     EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
   }
 }

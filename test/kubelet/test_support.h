@@ -59,9 +59,10 @@ class CountingObserver : public kubelet::PluginObserver {
   void OnPreparedClaims(size_t count) override { gauge = count; }
   void OnRegistration(bool ok, absl::string_view) override { registrations += ok ? 1 : 0; }
   void OnSpecsRefreshed(int count) override { refreshed += count; }
+  void OnUnhealthyClaimedDevices(size_t count) override { unhealthy = count; }
 
   std::atomic<int> prepared{0}, prepare_errors{0}, unprepared{0}, unprepare_errors{0}, rebind_failures{0};
-  std::atomic<size_t> gauge{0};
+  std::atomic<size_t> gauge{0}, unhealthy{0};
   std::atomic<int> registrations{0}, refreshed{0};
 };
 

@@ -2,8 +2,8 @@
 """Runs the real liken-dra binary on a umockdev recording and checks what it publishes.
 
 Every recording is held to the contract's invariants (what the rules allow at all). A recording with an
-expectations file (<name>.expected.json) must also publish, withhold and leave unclaimed exactly what that
-file lists.
+expectations file (<name>.expected.json) must also publish, withhold, leave out and leave unclaimed exactly
+what that file lists.
 
 usage: check_recording.py LIKEN_DRA RECORDING [EXPECTED_JSON]
 Exit 0: all checks passed; 1: a check failed; 77: skipped (recording absent).
@@ -100,6 +100,19 @@ def check_expected(report, expected, failures):
             missing = sorted(set(expected[key]) - set(got[key]))
             extra = sorted(set(got[key]) - set(expected[key]))
             failures.append(f"{key}: missing {missing}, unexpected {extra}")
+    # Left-out devices: exactly the names listed, each with its driver and a reason containing the given text.
+    if "left_out" in expected:
+        left_out = {l["name"]: l for l in report.get("leftOut", [])}
+        if sorted(left_out) != sorted(expected["left_out"]):
+            failures.append(f"leftOut: {sorted(left_out)} != {sorted(expected['left_out'])}")
+        for name, want in expected["left_out"].items():
+            got = left_out.get(name)
+            if got is None:
+                continue
+            if got["driver"] != want["driver"]:
+                failures.append(f"leftOut {name}: driver {got['driver']!r}, want {want['driver']!r}")
+            if want["reason"] not in got["reason"]:
+                failures.append(f"leftOut {name}: reason {got['reason']!r} lacks {want['reason']!r}")
     by_name = {d["name"]: d for d in report["published"]}
     for name, want in expected.get("devices", {}).items():
         d = by_name.get(name)
@@ -193,6 +206,7 @@ def main():
     for f in failures:
         print("FAIL:", f)
     print(f"{recording}: {len(report['published'])} published, {len(report['withheld'])} withheld, "
+          f"{len(report.get('leftOut', []))} left out, "
           f"{len(report['unclaimed'])} unclaimed, {len(slices['items'])} slice(s); {len(failures)} failure(s)")
     return 1 if failures else 0
 
