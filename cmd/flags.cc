@@ -246,9 +246,14 @@ void BindFlags(CLI::App& app, DeviceClassesFlags& flags) {
                  "standard input)")
       ->type_name("FILE")
       ->required();
-  app.add_option("--domain", flags.domain, "the plugin's --domain (resource names are <domain>/<name>)")
-      ->type_name("DOMAIN")
-      ->capture_default_str();
+  app.add_option("--domain", flags.domain,
+                 "resource names are <DOMAIN>/<name> (default: the configuration's domain, else squat.ai)")
+      ->type_name("DOMAIN");
+  app.add_option("--report", flags.reports,
+                 "plan for the node whose `liken-dra report -o json` is FILE (NODE defaults to FILE's name without "
+                 ".json); repeat for each node; without it, this machine is scanned")
+      ->type_name("[NODE=]FILE")
+      ->allow_extra_args(false);
   app.add_option("--class-suffix", flags.class_suffix, "class names are <name>.<SUFFIX> (default: the domain)")
       ->type_name("SUFFIX");
   Bind(app, flags.verbosity);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "discovery/scanner.h"
@@ -72,8 +73,9 @@ struct RunFlags {
 // `liken-dra deviceclasses`.
 struct DeviceClassesFlags {
   std::string from_generic_device_plugin;  // the plugin's device specification; "-" reads standard input
-  std::string domain = "squat.ai";         // the plugin's --domain: resource names are <domain>/<name>
+  std::string domain;                      // overrides the configuration's domain; empty: its own, else squat.ai
   std::string class_suffix;                // class names are <name>.<class_suffix>; empty: the domain
+  std::vector<std::string> reports;        // [NODE=]FILE: nodes' `report -o json`; empty: scan this machine
   DiscoveryFlags discovery;
   VerbosityFlags verbosity;
 };

@@ -1,6 +1,8 @@
 // `liken-dra report [-o text|json]`: the machine's hardware report, and what the cluster serves when the daemon
-// runs on this node (its state file <kubelet-root>/plugins/liken.sh/cluster.json).
+// runs on this node (its state file <kubelet-root>/plugins/liken.sh/cluster.json); as JSON, also the udev links to
+// the nodes it publishes.
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "cmd/commands.h"
@@ -9,6 +11,7 @@
 #include "controller/cluster_features.h"
 #include "discovery/inventory.h"
 #include "discovery/report_format.h"
+#include "migrate/generic_device_plugin.h"
 
 namespace liken::cmd {
 
@@ -30,6 +33,17 @@ int ReportCommand(const Command& command, int argc, char** argv) {
   std::string out;
   if (flags.output == OutputFormat::kJson) {
     nlohmann::json j = discovery::ReportToJson(*inventory);
+    // The udev links to the nodes it publishes: `deviceclasses --report` resolves a plugin's by-id paths with them.
+    std::set<std::string> delivered;
+    for (const auto& d : inventory->published) {
+      for (const auto& n : d.nodes) delivered.insert(n.path);
+    }
+    nlohmann::json links = nlohmann::json::object();
+    for (const auto& [link, target] :
+         migrate::ReadUdevLinks(flags.discovery.scan.sysfs_root, flags.discovery.scan.dev_root)) {
+      if (delivered.count(target)) links[link] = target;
+    }
+    j["links"] = std::move(links);
     if (!cluster.is_null()) j["cluster"] = cluster;
     out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else {

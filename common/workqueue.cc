@@ -148,6 +148,11 @@ size_t WorkQueue::Len() {
   return queue_.size();
 }
 
+bool WorkQueue::Pending(const std::string& key) const {
+  absl::MutexLock lock(&mu_);
+  return dirty_.contains(key) || processing_.contains(key);
+}
+
 size_t WorkQueue::NumWaiting() const {
   absl::MutexLock lock(&mu_);
   return waiting_.size();

@@ -77,6 +77,10 @@ class WorkQueue {
   // Keys ready to be handed out (delayed keys that are due are counted). Thread-safe.
   size_t Len();
 
+  // True when `key` is queued (ready, or added again while it is processed) or handed out and not Done yet: a
+  // worker will process it without another Add. A key waiting for its delay is not pending. Thread-safe.
+  bool Pending(const std::string& key) const;
+
   // Keys waiting for their delay to pass. Thread-safe.
   size_t NumWaiting() const;
 

@@ -101,9 +101,11 @@ std::vector<std::string> ClaimKeysOfPod(const nlohmann::json& pod) {
 }
 
 ClaimCache::ClaimCache(KubeClient* client, Clock* clock, const std::string& node_name,
-                       InformerObserver* observer)
+                       InformerObserver* observer, absl::Duration fetch_wait)
     : client_(client),
       observer_(observer),
+      clock_(clock),
+      fetch_wait_(fetch_wait),
       pods_(client, clock, PodInformerOptions(node_name), this, observer),
       queue_(clock, NewExponentialRateLimiter(absl::Milliseconds(50), absl::Seconds(30))) {
   pods_.store()->AddIndex(kClaimsIndex, [](const nlohmann::json& pod) { return ClaimKeysOfPod(pod); });
@@ -121,6 +123,10 @@ void ClaimCache::Start() {
 }
 
 void ClaimCache::Stop() {
+  {
+    absl::MutexLock lock(&mu_);  // wakes every Get waiting for a fetch
+    stopped_ = true;
+  }
   pods_.Stop();
   queue_.ShutDown();  // also when no worker was started
   worker_.request_stop();
@@ -137,6 +143,9 @@ bool ClaimCache::ProcessOne(std::optional<std::string> key) {
     queue_.AddRateLimited(*key);
   }
   queue_.Done(*key);
+  // After Done: a Get that finds the key no longer pending has the fetch's result in the cache already.
+  absl::MutexLock lock(&mu_);  // a Get waiting for this claim looks at what the fetch brought
+  if (auto it = waiting_.find(*key); it != waiting_.end()) ++it->second.fetches_ended;
   return true;
 }
 
@@ -217,16 +226,47 @@ absl::Status ClaimCache::SyncClaim(const std::string& key) {
   return absl::OkStatus();
 }
 
+const apis::ResourceClaim* ClaimCache::UsableLocked(const std::string& key, const std::string& uid) const {
+  auto it = claims_.find(key);
+  if (it != claims_.end() && it->second->allocated && (uid.empty() || it->second->metadata.uid == uid)) {
+    return it->second.get();
+  }
+  return nullptr;
+}
+
 absl::StatusOr<apis::ResourceClaim> ClaimCache::GetCached(const std::string& namespace_name,
                                                           const std::string& name, const std::string& uid) {
   if (absl::Status s = ValidateClaimName(namespace_name, name); !s.ok()) return s;
   const std::string key = namespace_name + "/" + name;
   absl::MutexLock lock(&mu_);
-  auto it = claims_.find(key);
-  if (it != claims_.end() && it->second->allocated && (uid.empty() || it->second->metadata.uid == uid)) {
-    return *it->second;
-  }
+  if (const apis::ResourceClaim* claim = UsableLocked(key, uid)) return *claim;
   return absl::FailedPreconditionError(absl::StrCat("claim ", key, " is not in this node's claim cache"));
+}
+
+absl::StatusOr<std::optional<apis::ResourceClaim>> ClaimCache::AwaitFetch(const std::string& key,
+                                                                          const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  if (stopped_) return absl::CancelledError("the claim cache stopped");
+  if (const apis::ResourceClaim* claim = UsableLocked(key, uid)) return *claim;  // fetched meanwhile
+  // Waited for only while a fetch is coming: the key is queued or being fetched, or the cache has no copy at all yet
+  // (the pod's event is being handled). A copy of another UID or an unallocated one that nothing fetches again (the
+  // pod did not change) is read at once, as before.
+  if (claims_.contains(key) && !queue_.Pending(key)) return std::nullopt;
+  Waiting& waiting = waiting_[key];  // std::map: the reference stays valid while other keys come and go
+  ++waiting.waiters;
+  const uint64_t ended_before = waiting.fetches_ended;
+  // Any fetch that ends from now on counts, also one under way already: the pod event queued it, and the kubelet's
+  // prepare for the pod came while it was in flight.
+  const auto fetched = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopped_ || waiting.fetches_ended > ended_before || UsableLocked(key, uid) != nullptr;
+  };
+  clock_->AwaitWithDeadline(&mu_, absl::Condition(&fetched), clock_->Now() + fetch_wait_);
+  std::optional<apis::ResourceClaim> out;
+  if (const apis::ResourceClaim* claim = UsableLocked(key, uid)) out = *claim;
+  const bool stopped = stopped_;
+  if (--waiting.waiters == 0) waiting_.erase(key);
+  if (stopped && !out) return absl::CancelledError("the claim cache stopped");
+  return out;
 }
 
 absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace_name, const std::string& name,
@@ -234,6 +274,13 @@ absl::StatusOr<apis::ResourceClaim> ClaimCache::Get(const std::string& namespace
   auto cached = GetCached(namespace_name, name, uid);
   if (cached.ok() || cached.status().code() != absl::StatusCode::kFailedPrecondition) return cached;
   const std::string key = namespace_name + "/" + name;
+  // A claim a pod on this node names is fetched by the worker (queued by the pod's event): wait for that fetch
+  // rather than read the claim a second time. Only a claim no such pod names is read at once.
+  if (fetch_wait_ > absl::ZeroDuration() && UsedByPodOnNode(key)) {
+    auto fetched = AwaitFetch(key, uid);
+    if (!fetched.ok()) return fetched.status();
+    if (fetched->has_value()) return **std::move(fetched);
+  }
   if (observer_ != nullptr) observer_->OnClaimGetFallback();
   auto got = client_->Get(ResourceClaimPath(namespace_name, name));
   if (!got.ok()) return got.status();

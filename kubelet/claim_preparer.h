@@ -28,6 +28,12 @@
 //    process cannot tear; what fsync would add is survival of a power loss, which is a reboot, after which the
 //    records are dropped (boot ID) and the kubelet prepares each claim again.
 //  - Per-claim serialisation and tombstones live in ClaimSlotTable (claim_slot_table.h).
+//
+// Invariants the shipped (Release) binary checks, each aborting with its name when broken: the slot table's whole
+// invariant once per refresh pass (linear, like the pass); on every change of a claim's prepared state (O(1) per
+// device) that each device of a prepared claim is counted in the devices in use and that no more claims are
+// unprepared than were prepared. The whole slot invariant after every prepare and unprepare call (linear per call)
+// only in debug and sanitizer builds or with LIKEN_ASSERT_INVARIANTS.
 #pragma once
 
 #include <atomic>

@@ -1,7 +1,9 @@
 // The per-claim slots of the kubelet plugin: one mutex per claim UID that serialises the calls for that
 // claim, the prepared state it guards, and the unprepare tombstones that keep a stale prepare out.
 //
-// Invariant (checked by CheckInvariant, and in part by assertions on every release and sweep):
+// Invariant (checked whole by CheckInvariant, which the preparer runs in every build after each refresh pass and,
+// in debug builds or with LIKEN_ASSERT_INVARIANTS, after each prepare and unprepare call; its O(1) parts are
+// checked in every build on every release, prepare end and sweep, and abort naming the breach):
 //  - a slot exists only while a caller holds it, its claim is prepared, or its tombstone is newer than the
 //    oldest prepare in flight (a prepare numbered below it may still reach the claim); while calls are in
 //    progress, also while it is a sweep candidate (the next sweep erases it);

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "informers/rest_client.h"
 #include "test/common/fake_clock.h"
 #include "test/informers/fake_api_server.h"
@@ -16,6 +18,8 @@ namespace {
 using liken::testing::DriveUntil;
 using liken::testing::FakeApiServer;
 using liken::testing::FakeClock;
+using liken::testing::HttpRequest;
+using liken::testing::HttpResponder;
 
 nlohmann::json PodWithClaims(const std::string& name, const std::string& node, const std::string& spec_claim,
                              const std::string& status_claim = "") {
@@ -179,6 +183,111 @@ TEST_F(ClaimCacheTest, ATemplateClaimKeepsThePodsNameForItInTheCacheAndWithout) 
   EXPECT_EQ(observer_.fallbacks, 1);
   EXPECT_EQ(read->pod_claim_name, std::optional<std::string>("tmpl"));
   cache_->Stop();
+}
+
+// Holds the first GET of one claim (the cache worker's fetch) until released; later GETs are served at once.
+class HeldFetch {
+ public:
+  explicit HeldFetch(std::string path) : path_(std::move(path)) {}
+  FakeApiServer::Interceptor Interceptor() {
+    return [this](const HttpRequest& req, HttpResponder&) {
+      if (req.method != "GET" || req.path != path_ || req.query.count("watch") > 0 || held_.exchange(true)) {
+        return false;
+      }
+      entered_.Notify();
+      release_.WaitForNotification();
+      return false;  // then answered as usual
+    };
+  }
+  absl::Notification& entered() { return entered_; }
+  void Release() {
+    if (!release_.HasBeenNotified()) release_.Notify();
+  }
+
+ private:
+  const std::string path_;
+  std::atomic<bool> held_{false};
+  absl::Notification entered_, release_;
+};
+
+// The race of pods started together: the kubelet's prepare asks for a claim after the pod event reached the cache
+// but before the worker's fetch of the claim answered. The prepare waits for that fetch instead of reading the
+// claim a second time: no fallback GET. (With the wait off, as the cache was before, the prepare reads the claim.)
+TEST_F(ClaimCacheTest, APrepareBetweenThePodEventAndTheClaimsFetchWaitsForTheFetch) {
+  server_.Upsert("resourceclaims", Claim("c1"));
+  const std::string path = ResourceClaimPath("ns1", "c1");
+  HeldFetch fetch(path);
+  server_.SetInterceptor(fetch.Interceptor());
+  cache_->Start();
+  ASSERT_TRUE(cache_->WaitForSync());
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "c1"));  // bound to this node: the worker fetches c1
+  fetch.entered().WaitForNotification();                       // the fetch is under way, not answered
+  const int clock_waiters = clock_.waiters();
+  std::atomic<bool> done{false};
+  absl::StatusOr<apis::ResourceClaim> got = absl::UnknownError("not read");
+  std::thread prepare([&] {
+    got = cache_->Get("ns1", "c1", "");
+    done = true;
+  });
+  // Until the prepare either waits (on the clock, for the fetch) or reads the claim itself.
+  while (!done && clock_.waiters() <= clock_waiters && server_.CountRequests(path, false) < 2) {
+    std::this_thread::yield();
+  }
+  fetch.Release();
+  prepare.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->metadata.name, "c1");
+  EXPECT_EQ(observer_.fallbacks, 0) << "the prepare read the claim instead of waiting for the cache's fetch";
+  EXPECT_EQ(server_.CountRequests(path, false), 1);
+  cache_->Stop();
+  server_.SetInterceptor(nullptr);
+}
+
+// The wait is bounded (a fetch that never answers costs one GET after the bound, on the clock) and ends at once
+// when the cache stops.
+TEST_F(ClaimCacheTest, TheWaitForAFetchIsBoundedAndEndsWhenTheCacheStops) {
+  server_.Upsert("resourceclaims", Claim("c1"));
+  const std::string path = ResourceClaimPath("ns1", "c1");
+  HeldFetch fetch(path);
+  server_.SetInterceptor(fetch.Interceptor());
+  cache_->Start();
+  ASSERT_TRUE(cache_->WaitForSync());
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "c1"));
+  fetch.entered().WaitForNotification();
+  std::atomic<bool> done{false};
+  absl::StatusOr<apis::ResourceClaim> got = absl::UnknownError("not read");
+  std::thread prepare([&] {
+    got = cache_->Get("ns1", "c1", "");
+    done = true;
+  });
+  DriveUntil(&clock_, [&] { return done.load(); }, ClaimCache::kDefaultFetchWait / 4);
+  prepare.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(observer_.fallbacks, 1) << "after the bound the claim is read";
+
+  // A second claim of the pod whose fetch is held too: stopping the cache ends the wait with Cancelled.
+  server_.Upsert("resourceclaims", Claim("c2"));
+  const std::string path2 = ResourceClaimPath("ns1", "c2");
+  HeldFetch fetch2(path2);
+  server_.SetInterceptor(fetch2.Interceptor());
+  fetch.Release();
+  server_.Upsert("pods", PodWithClaims("p2", "node-a", "c2"));
+  fetch2.entered().WaitForNotification();
+  const int clock_waiters = clock_.waiters();
+  std::atomic<bool> done2{false};
+  absl::StatusOr<apis::ResourceClaim> got2 = absl::UnknownError("not read");
+  std::thread prepare2([&] {
+    got2 = cache_->Get("ns1", "c2", "");
+    done2 = true;
+  });
+  while (!done2 && clock_.waiters() <= clock_waiters) std::this_thread::yield();
+  std::thread stopper([&] { cache_->Stop(); });  // waits for the held fetch, after waking the prepare
+  prepare2.join();
+  fetch2.Release();
+  stopper.join();
+  EXPECT_EQ(got2.status().code(), absl::StatusCode::kCancelled) << got2.status();
+  EXPECT_EQ(observer_.fallbacks, 1);
+  server_.SetInterceptor(nullptr);
 }
 
 TEST_F(ClaimCacheTest, MissFallsBackToOneGet) {

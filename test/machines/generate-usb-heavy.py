@@ -377,7 +377,11 @@ def main():
                                                        name="CP2102N USB to UART Bridge Controller")])
         port = m.add(d + "/%s:1.0/ttyUSB%d" % (name, n), "usb-serial", driver="cp210x",
                      attrs={"port_number": "0"})
-        m.add(port + "/tty/ttyUSB%d" % n, "tty", devname="ttyUSB%d" % n, majmin=(188, n))
+        # The links udev's serial rules make, as umockdev-record takes them from the udev database (DEVLINKS).
+        slot = "0000:00:14.0" if bus in (1, 2) else "0000:01:00.0"
+        links = ("/dev/serial/by-id/usb-Silicon_Labs_CP2102N_USB_to_UART_Bridge_Controller_%s-if00-port0 "
+                 "/dev/serial/by-path/pci-%s-usb-0:%s:1.0-port0" % (serial_hex(n), slot, name.split("-", 1)[1]))
+        m.add(port + "/tty/ttyUSB%d" % n, "tty", devname="ttyUSB%d" % n, majmin=(188, n), env={"DEVLINKS": links})
 
     def hub_of_adapters(parent, name, bus, count):
         h = hub(parent, name, bus)
