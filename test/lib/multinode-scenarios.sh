@@ -325,7 +325,7 @@ prom_alert_is() { [ "$(prom_alerts "$1" "$2" | paste -sd'|')" = "$3" ]; }
 # chart's rules file, and the alert resolves when it is plugged back. The laptop worker's FTDI adapter (USB port 1-1)
 # is held by a running pod, then unplugged in the driver container's umockdev testbed (testbed_unplug_usb).
 multinode_scenario_alert() {
-  local NODE laptop_ip workers targets t want_rules tb t0 name=LikenClaimedDeviceUnhealthy
+  local NODE laptop_ip workers targets t want_rules tb t0 fired name=LikenClaimedDeviceUnhealthy
   NODE=$(node_for laptop)
   laptop_ip=$(k get node "$NODE" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
   workers=$(k get nodes -l liken.sh/recording -o jsonpath='{range .items[*]}{.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
@@ -358,18 +358,21 @@ multinode_scenario_alert() {
   if [ -z "$tb" ] || ! testbed_unplug_usb "$tb" 1-1; then
     fail "could not unplug port 1-1 in the laptop driver's testbed [$tb]"
   else
-    t0=$SECONDS
+    t0=$SECONDS fired=0
     if wait_until 90 prom_alert_is "$name" "$laptop_ip:9410" "firing 1"; then
+      fired=1
       pass "unplugged $(claim_devices alert-serial) on $NODE: $name firing for $laptop_ip:9410 after $((SECONDS - t0)) s: $(prom_get alerts | jq -c --arg n "$name" '.data.alerts[] | select(.labels.alertname == $n) | {labels: {alertname: .labels.alertname, instance: .labels.instance, severity: .labels.severity}, state, value, summary: .annotations.summary}')"
     else
-      fail "$name after the unplug: [$(prom_alerts "$name" "$laptop_ip:9410" | paste -sd'|')]; liken_unhealthy_claimed_devices: [$(prom_query liken_unhealthy_claimed_devices | paste -sd'|')]"
+      fail "$name after the unplug: [$(prom_alerts "$name" "$laptop_ip:9410" | paste -sd'|')]; liken_unhealthy_claimed_devices: [$(prom_query liken_unhealthy_claimed_devices | paste -sd'|')]; from the node: [$(driver_metric liken_unhealthy_claimed_devices)]; claim status [$(claim_device_status alert-serial)]; testbed $tb: [$(node_sh "ls $tb/unplugged/device $tb/unplugged/links" 2>&1 | paste -sd' ')]; driver log: $(k -n "$DRIVER_NS" logs "$(driver_pod)" --tail=6 2>&1 | cut -c1-300 | paste -sd'|')"
     fi
     expect_eq "while unplugged, liken_unhealthy_claimed_devices is 1 on the laptop worker only" \
       "$(for t in $targets; do [ "$t" = "$laptop_ip:9410" ] && echo "$t 1" || echo "$t 0"; done | paste -sd'|')" \
       "$(prom_query liken_unhealthy_claimed_devices | sort | paste -sd'|')"
     testbed_replug_usb "$tb" 1-1 || fail "could not plug port 1-1 back"
     t0=$SECONDS
-    if wait_until 90 prom_alert_is "$name" "$laptop_ip:9410" ""; then
+    if [ "$fired" = 0 ]; then
+      fail "$name never fired, so its resolution cannot be checked"
+    elif wait_until 90 prom_alert_is "$name" "$laptop_ip:9410" ""; then
       pass "plugged back: $name resolved (gone from /api/v1/alerts) after $((SECONDS - t0)) s; liken_unhealthy_claimed_devices $(prom_query "liken_unhealthy_claimed_devices{instance=\"$laptop_ip:9410\"}" | awk '{ print $2 }')"
     else
       fail "$name after plugging back: [$(prom_alerts "$name" "$laptop_ip:9410" | paste -sd'|')]"
