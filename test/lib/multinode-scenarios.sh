@@ -325,7 +325,7 @@ prom_alert_is() { [ "$(prom_alerts "$1" "$2" | paste -sd'|')" = "$3" ]; }
 # chart's rules file, and the alert resolves when it is plugged back. The laptop worker's FTDI adapter (USB port 1-1)
 # is held by a running pod, then unplugged in the driver container's umockdev testbed (testbed_unplug_usb).
 multinode_scenario_alert() {
-  local NODE laptop_ip workers targets t want_rules tb t0 fired name=LikenClaimedDeviceUnhealthy
+  local NODE laptop_ip workers targets t want_rules tb t0 fired start=$SECONDS name=LikenClaimedDeviceUnhealthy
   NODE=$(node_for laptop)
   laptop_ip=$(k get node "$NODE" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
   workers=$(k get nodes -l liken.sh/recording -o jsonpath='{range .items[*]}{.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
@@ -381,4 +381,5 @@ multinode_scenario_alert() {
   delete_pods alert-serial
   k delete resourceclaim alert-serial --wait=false >/dev/null 2>&1 || true
   prometheus_stop
+  echo "--- the alert scenario took $((SECONDS - start)) s"
 }
