@@ -351,6 +351,18 @@ driver_testbed() {
   pid=$(node_sh "crictl inspect --output go-template --template '{{.info.pid}}' $cid 2>/dev/null")
   node_sh "ls -d /proc/$pid/root/tmp/umockdev.* | head -n 1"
 }
+# testbed_unplug_usb TB PORT: a hot unplug of USB port PORT (e.g. 1-1) in the umockdev testbed TB (a path as node_sh
+# sees it, driver_testbed): its sysfs directory and its /sys/bus/usb/devices links move to TB/unplugged.
+testbed_unplug_usb() {
+  node_sh "d=\$(find $1/sys/devices -type d -path '*/usb${2%%-*}/$2' | head -n 1) && [ -n \"\$d\" ] &&
+    mkdir -p $1/unplugged/device $1/unplugged/links && dirname \"\$d\" >$1/unplugged/parent &&
+    mv \"\$d\" $1/unplugged/device/ && mv $1/sys/bus/usb/devices/$2 $1/sys/bus/usb/devices/$2:* $1/unplugged/links/"
+}
+# testbed_replug_usb TB PORT: puts back what testbed_unplug_usb moved.
+testbed_replug_usb() {
+  node_sh "p=\$(cat $1/unplugged/parent) && mv $1/unplugged/device/$2 \"\$p\"/ && mv $1/unplugged/links/* $1/sys/bus/usb/devices/ &&
+    rm -rf $1/unplugged"
+}
 # claim_device_status CLAIM: this driver's status.devices entries, "DEVICE Ready=STATUS/REASON PATH,PATH" per line
 # (paths sorted).
 claim_device_status() {
@@ -407,10 +419,7 @@ node_scenario_status_and_health() {
 
   tb=$(driver_testbed)
   [ -n "$tb" ] || { fail "no umockdev testbed in the driver container"; return 1; }
-  node_sh "d=\$(find $tb/sys/devices -type d -path '*/usb1/1-1' | head -n 1) && [ -n \"\$d\" ] &&
-    mkdir -p $tb/unplugged/device $tb/unplugged/links && dirname \"\$d\" >$tb/unplugged/parent &&
-    mv \"\$d\" $tb/unplugged/device/ && mv $tb/sys/bus/usb/devices/1-1 $tb/sys/bus/usb/devices/1-1:* $tb/unplugged/links/" ||
-    { fail "could not unplug port 1-1 in the testbed"; return 1; }
+  testbed_unplug_usb "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
   if wait_until 60 claim_device_ready health-1 False; then
     expect_eq "unplugged: the claim's entry turns Ready=False" "$dev Ready=False/DeviceUnplugged" \
       "$(claim_device_status health-1 | awk '{ print $1, $2 }')"
@@ -425,9 +434,7 @@ node_scenario_status_and_health() {
   echo "--- pod health-1 allocatedResourcesStatus while unplugged"
   k get pod health-1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' | jq -c . || true
 
-  node_sh "p=\$(cat $tb/unplugged/parent) && mv $tb/unplugged/device/1-1 \"\$p\"/ && mv $tb/unplugged/links/* $tb/sys/bus/usb/devices/ &&
-    rm -rf $tb/unplugged" ||
-    fail "could not plug port 1-1 back"
+  testbed_replug_usb "$tb" 1-1 || fail "could not plug port 1-1 back"
   wait_until 60 claim_device_ready health-1 True && pass "plugged back: the entry is Ready=True again" ||
     fail "status.devices after plugging back: $(claim_device_status health-1)"
   if k8s_serves pod-health; then
