@@ -38,6 +38,9 @@ class PluginCallHook final : public PluginObserver {
   void OnRegistration(bool registered, absl::string_view error) override {
     if (next_ != nullptr) next_->OnRegistration(registered, error);
   }
+  void OnUnhealthyClaimedDevices(size_t count) override {
+    if (next_ != nullptr) next_->OnUnhealthyClaimedDevices(count);
+  }
   void OnSpecsRefreshed(int count) override {
     if (next_ != nullptr) next_->OnSpecsRefreshed(count);
   }

@@ -79,7 +79,9 @@ TEST(SliceValidationTest, RejectsWhatTheApiServerRejects) {
   slice.devices.back().name = "extra";
   EXPECT_THAT(std::string(apis::ValidateResourceSlice(slice).message()), HasSubstr("129"));
 
-  auto one = BuildResourceSlices("n", Inventory{{Device("ok")}, {}, {}, {}}, 1)[0];
+  Inventory single;
+  single.published = {Device("ok")};
+  auto one = BuildResourceSlices("n", single, 1)[0];
   EXPECT_TRUE(apis::ValidateResourceSlice(one).ok());
   auto bad_name = one;
   bad_name.devices[0].name = "Has_Upper";

@@ -25,6 +25,7 @@ E2E=$REPO/hack/e2e-kind.sh
 T0=$SECONDS
 cleanup() {
   local rc=$? out
+  prometheus_stop # the alert scenario's Prometheus, if a failure left it running
   if [ "${LIKEN_KIND_KEEP:-0}" = 1 ]; then log "kept running: eval \"\$($E2E env)\""; return; fi
   if [ "$rc" -ne 0 ] || [ "$FAILURES" -gt 0 ]; then
     k get pods -A -o wide 2>&1 | tail -n 30 || true
@@ -75,9 +76,12 @@ scenario_laptop_node() {
   node_scenario_unprepare_on_delete
   node_scenario_render_shared_display_exclusive
 }
+# A real Prometheus on the host scrapes every worker's driver with the chart's rules: an unplugged claimed device on
+# the laptop worker fires LikenClaimedDeviceUnhealthy, plugging it back resolves it.
+scenario_alert() { multinode_scenario_alert; }
 scenario_node_delete() { multinode_scenario_node_delete; }
 
-ALL=(drivers_ready placement exact_dev drain rollout laptop_node node_delete)
+ALL=(drivers_ready placement exact_dev drain rollout laptop_node alert node_delete)
 [ $# -gt 0 ] && ALL=("$@")
 apply_device_classes
 for s in "${ALL[@]}"; do

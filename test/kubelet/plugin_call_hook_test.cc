@@ -23,6 +23,7 @@ class RecordingObserver final : public PluginObserver {
   void OnRegistration(bool registered, absl::string_view error) override {
     events.push_back(std::string("registration ") + (registered ? "yes" : "no") + " " + std::string(error));
   }
+  void OnUnhealthyClaimedDevices(size_t count) override { events.push_back("unhealthy " + std::to_string(count)); }
   void OnSpecsRefreshed(int count) override { events.push_back("refreshed " + std::to_string(count)); }
   std::vector<std::string> events;
 };
@@ -39,11 +40,12 @@ TEST(PluginCallHookTest, ForwardsEveryEventAndReportsEachPrepareAndUnprepare) {
   hook.OnRebindFailure("1-1:1.0");
   hook.OnPreparedClaims(4);
   hook.OnRegistration(false, "refused");
+  hook.OnUnhealthyClaimedDevices(1);
   hook.OnSpecsRefreshed(2);
   EXPECT_EQ(calls.load(), 3) << "only prepare and unprepare results count as calls";
   EXPECT_EQ(next.events, (std::vector<std::string>{"prepare OK", "prepare NOT_FOUND: gone", "unprepare OK",
                                                    "rebind 1-1:1.0", "claims 4", "registration no refused",
-                                                   "refreshed 2"}));
+                                                   "unhealthy 1", "refreshed 2"}));
 }
 
 TEST(PluginCallHookTest, WorksWithoutANextObserver) {

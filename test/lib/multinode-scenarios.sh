@@ -272,3 +272,114 @@ multinode_scenario_node_delete() {
   expect_eq "no other node's slice changed" "$others_before" "$others_after"
   expect_eq "no claim changed" "$claims_before" "$claims_after"
 }
+
+# --- a real Prometheus on the host, scraping every worker's driver -------------------------------------------------
+# Debian's /usr/bin/prometheus, run on this machine (as the tier runs dockerd), listening on loopback only; it reaches
+# each worker's metrics port (the DaemonSet uses the host network, so the node's address) over the cluster's Docker
+# bridge. Its config, rules and data lie in PROM_DIR (a temporary directory); prometheus_stop ends it and removes them.
+PROM_PID="" PROM_DIR="" PROM_URL=""
+# prometheus_start RULES TARGET...: scrape and evaluate every 2 s with RULES loaded; false if it does not get ready.
+prometheus_start() {
+  local rules=$1 port t
+  shift
+  PROM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/liken-prometheus.XXXXXX")
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  PROM_URL=http://127.0.0.1:$port
+  cp "$rules" "$PROM_DIR/rules.yaml"
+  {
+    printf 'global: {scrape_interval: 2s, scrape_timeout: 2s, evaluation_interval: 2s}\n'
+    printf 'rule_files: [%s/rules.yaml]\n' "$PROM_DIR"
+    # The job's name as the chart's ServiceMonitor makes it (<release>-liken-dra-metrics): the rules match it.
+    printf 'scrape_configs:\n- job_name: liken-liken-dra-metrics\n  static_configs:\n  - targets: ['
+    for t in "$@"; do printf '"%s",' "$t"; done | sed 's/,$//'
+    printf ']\n'
+  } >"$PROM_DIR/prometheus.yml"
+  /usr/bin/prometheus --config.file="$PROM_DIR/prometheus.yml" --storage.tsdb.path="$PROM_DIR/data" \
+    --web.listen-address="127.0.0.1:$port" >"$PROM_DIR/prometheus.log" 2>&1 </dev/null &
+  PROM_PID=$!
+  wait_until 60 curl -sf --max-time 2 "$PROM_URL/-/ready"
+}
+prometheus_stop() {
+  if [ -n "$PROM_PID" ]; then
+    kill -TERM "$PROM_PID" 2>/dev/null || true
+    wait "$PROM_PID" 2>/dev/null || true
+  fi
+  [ -z "$PROM_DIR" ] || rm -rf "$PROM_DIR"
+  PROM_PID="" PROM_DIR=""
+}
+prom_get() { curl -sf --max-time 5 "$PROM_URL/api/v1/$1"; }
+# prom_query EXPR: the instant query's samples, "INSTANCE VALUE" one a line.
+prom_query() { curl -sf --max-time 5 "$PROM_URL/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[] | "\(.metric.instance) \(.value[1])"'; }
+# prom_targets_up: the scraped targets whose health is up, sorted, one a line.
+prom_targets_up() { prom_get targets | jq -r '.data.activeTargets[] | select(.health == "up") | .labels.instance' | sort; }
+prom_targets_up_are() { [ "$(prom_targets_up | paste -sd' ')" = "$1" ]; }
+# prom_alerts NAME INSTANCE: the alert's entries in /api/v1/alerts, "STATE VALUE" one a line (none once resolved:
+# the API lists pending and firing alerts only).
+prom_alerts() {
+  prom_get alerts | jq -r --arg n "$1" --arg i "$2" '.data.alerts[] | select(.labels.alertname == $n and .labels.instance == $i) | "\(.state) \(.value | tonumber)"'
+}
+prom_has_series() { [ -n "$(prom_query "$1")" ]; }
+prom_alert_is() { [ "$(prom_alerts "$1" "$2" | paste -sd'|')" = "$3" ]; }
+
+# A claimed device unplugged on one worker fires LikenClaimedDeviceUnhealthy in a real Prometheus loaded with the
+# chart's rules file, and the alert resolves when it is plugged back. The laptop worker's FTDI adapter (USB port 1-1)
+# is held by a running pod, then unplugged in the driver container's umockdev testbed (testbed_unplug_usb).
+multinode_scenario_alert() {
+  local NODE laptop_ip workers targets t want_rules tb t0 fired start=$SECONDS name=LikenClaimedDeviceUnhealthy
+  NODE=$(node_for laptop)
+  laptop_ip=$(k get node "$NODE" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
+  workers=$(k get nodes -l liken.sh/recording -o jsonpath='{range .items[*]}{.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
+  targets=$(for t in $workers; do echo "$t:9410"; done | sort)
+  # A test-only copy of the rules with every `for:` cut to 4 s, so that a pending alert fires within seconds (the
+  # chart's rules wait 1 to 30 minutes); nothing else of the file changes.
+  sed -E 's/^( *)for: .*/\1for: 4s/' "$REPO/charts/liken-dra/files/prometheus-rules.yaml" >"${TMPDIR:-/tmp}/liken-rules-short.yaml"
+  want_rules=$(grep -c '^ *- alert:' "$REPO/charts/liken-dra/files/prometheus-rules.yaml")
+  prometheus_start "${TMPDIR:-/tmp}/liken-rules-short.yaml" $targets ||
+    { fail "Prometheus did not get ready: $(tail -n 5 "$PROM_DIR/prometheus.log" | paste -sd'|')"; rm -f "${TMPDIR:-/tmp}/liken-rules-short.yaml"; prometheus_stop; return 1; }
+  rm -f "${TMPDIR:-/tmp}/liken-rules-short.yaml"
+  expect_eq "Prometheus ($(/usr/bin/prometheus --version 2>&1 | head -n 1 | awk '{ print $3 }')) loaded the chart's $want_rules alerting rules" \
+    "$want_rules" "$(prom_get rules | jq '[.data.groups[].rules[] | select(.type == "alerting")] | length')"
+  if wait_until 60 prom_targets_up_are "$(echo "$targets" | paste -sd' ')"; then
+    pass "Prometheus scrapes every worker's driver: $(echo "$targets" | paste -sd' ') up"
+  else
+    fail "targets up: [$(prom_targets_up | paste -sd' ')], want [$(echo "$targets" | paste -sd' ')]: $(prom_get targets | jq -c '[.data.activeTargets[] | {instance: .labels.instance, health, lastError}]')"
+  fi
+  wait_until 30 prom_has_series "liken_unhealthy_claimed_devices{instance=\"$laptop_ip:9410\"}" || true
+  expect_eq "before the unplug: liken_unhealthy_claimed_devices 0 on $laptop_ip:9410, no $name" "$laptop_ip:9410 0|" \
+    "$(prom_query "liken_unhealthy_claimed_devices{instance=\"$laptop_ip:9410\"}")|$(prom_alerts "$name" "$laptop_ip:9410")"
+
+  claim alert-serial serial.liken.sh 'device.attributes["liken.sh"].vendor == "0403"'
+  workload_pod alert-serial direct alert-serial
+  if ! wait_until 120 pod_running alert-serial; then
+    fail "alert-serial $(pod_phase alert-serial): $(pod_scheduling alert-serial)"
+    delete_pods alert-serial; k delete resourceclaim alert-serial --wait=false >/dev/null 2>&1 || true; prometheus_stop; return 1
+  fi
+  tb=$(driver_testbed)
+  if [ -z "$tb" ] || ! testbed_unplug_usb "$tb" 1-1; then
+    fail "could not unplug port 1-1 in the laptop driver's testbed [$tb]"
+  else
+    t0=$SECONDS fired=0
+    if wait_until 90 prom_alert_is "$name" "$laptop_ip:9410" "firing 1"; then
+      fired=1
+      pass "unplugged $(claim_devices alert-serial) on $NODE: $name firing for $laptop_ip:9410 after $((SECONDS - t0)) s: $(prom_get alerts | jq -c --arg n "$name" '.data.alerts[] | select(.labels.alertname == $n) | {labels: {alertname: .labels.alertname, instance: .labels.instance, severity: .labels.severity}, state, value, summary: .annotations.summary}')"
+    else
+      fail "$name after the unplug: [$(prom_alerts "$name" "$laptop_ip:9410" | paste -sd'|')]; liken_unhealthy_claimed_devices: [$(prom_query liken_unhealthy_claimed_devices | paste -sd'|')]; from the node: [$(driver_metric liken_unhealthy_claimed_devices)]; claim status [$(claim_device_status alert-serial)]; testbed $tb: [$(node_sh "ls $tb/unplugged/device $tb/unplugged/links" 2>&1 | paste -sd' ')]; driver log: $(k -n "$DRIVER_NS" logs "$(driver_pod)" --tail=6 2>&1 | cut -c1-300 | paste -sd'|')"
+    fi
+    expect_eq "while unplugged, liken_unhealthy_claimed_devices is 1 on the laptop worker only" \
+      "$(for t in $targets; do [ "$t" = "$laptop_ip:9410" ] && echo "$t 1" || echo "$t 0"; done | paste -sd'|')" \
+      "$(prom_query liken_unhealthy_claimed_devices | sort | paste -sd'|')"
+    testbed_replug_usb "$tb" 1-1 || fail "could not plug port 1-1 back"
+    t0=$SECONDS
+    if [ "$fired" = 0 ]; then
+      fail "$name never fired, so its resolution cannot be checked"
+    elif wait_until 90 prom_alert_is "$name" "$laptop_ip:9410" ""; then
+      pass "plugged back: $name resolved (gone from /api/v1/alerts) after $((SECONDS - t0)) s; liken_unhealthy_claimed_devices $(prom_query "liken_unhealthy_claimed_devices{instance=\"$laptop_ip:9410\"}" | awk '{ print $2 }')"
+    else
+      fail "$name after plugging back: [$(prom_alerts "$name" "$laptop_ip:9410" | paste -sd'|')]"
+    fi
+  fi
+  delete_pods alert-serial
+  k delete resourceclaim alert-serial --wait=false >/dev/null 2>&1 || true
+  prometheus_stop
+  echo "--- the alert scenario took $((SECONDS - start)) s"
+}

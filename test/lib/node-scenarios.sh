@@ -351,15 +351,15 @@ driver_testbed() {
   pid=$(node_sh "crictl inspect --output go-template --template '{{.info.pid}}' $cid 2>/dev/null")
   node_sh "ls -d /proc/$pid/root/tmp/umockdev.* | head -n 1"
 }
-# testbed_unplug TB PORT: hot-unplugs the device on USB port PORT of bus 1 in the driver's umockdev testbed TB: its
-# sysfs directories move out of the testbed (to TB/unplugged), as the kernel removes them at an unplug.
-testbed_unplug() {
-  node_sh "d=\$(find $1/sys/devices -type d -path '*/usb1/$2' | head -n 1) && [ -n \"\$d\" ] &&
+# testbed_unplug_usb TB PORT: a hot unplug of USB port PORT (e.g. 1-1) in the umockdev testbed TB (a path as node_sh
+# sees it, driver_testbed): its sysfs directory and its /sys/bus/usb/devices links move to TB/unplugged.
+testbed_unplug_usb() {
+  node_sh "d=\$(find $1/sys/devices -type d -path '*/usb${2%%-*}/$2' | head -n 1) && [ -n \"\$d\" ] &&
     mkdir -p $1/unplugged/device $1/unplugged/links && dirname \"\$d\" >$1/unplugged/parent &&
     mv \"\$d\" $1/unplugged/device/ && mv $1/sys/bus/usb/devices/$2 $1/sys/bus/usb/devices/$2:* $1/unplugged/links/"
 }
-# testbed_replug TB PORT: plugs the device testbed_unplug took out back into its port.
-testbed_replug() {
+# testbed_replug_usb TB PORT: puts back what testbed_unplug_usb moved.
+testbed_replug_usb() {
   node_sh "p=\$(cat $1/unplugged/parent) && mv $1/unplugged/device/$2 \"\$p\"/ && mv $1/unplugged/links/* $1/sys/bus/usb/devices/ &&
     rm -rf $1/unplugged"
 }
@@ -419,7 +419,7 @@ node_scenario_status_and_health() {
 
   tb=$(driver_testbed)
   [ -n "$tb" ] || { fail "no umockdev testbed in the driver container"; return 1; }
-  testbed_unplug "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
+  testbed_unplug_usb "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
   if wait_until 60 claim_device_ready health-1 False; then
     expect_eq "unplugged: the claim's entry turns Ready=False" "$dev Ready=False/DeviceUnplugged" \
       "$(claim_device_status health-1 | awk '{ print $1, $2 }')"
@@ -434,7 +434,7 @@ node_scenario_status_and_health() {
   echo "--- pod health-1 allocatedResourcesStatus while unplugged"
   k get pod health-1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' | jq -c . || true
 
-  testbed_replug "$tb" 1-1 || fail "could not plug port 1-1 back"
+  testbed_replug_usb "$tb" 1-1 || fail "could not plug port 1-1 back"
   wait_until 60 claim_device_ready health-1 True && pass "plugged back: the entry is Ready=True again" ||
     fail "status.devices after plugging back: $(claim_device_status health-1)"
   if k8s_serves pod-health; then
@@ -510,7 +510,7 @@ YAML
   expect_eq "plugged in: the adapter carries no taint" "" "$(slice_device_taints "$dev")"
   tb=$(driver_testbed)
   [ -n "$tb" ] || { fail "no umockdev testbed in the driver container"; return 1; }
-  testbed_unplug "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
+  testbed_unplug_usb "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
   if k8s_serves device-taints; then
     wait_until 60 slice_device_taints_are "$dev" "liken.sh/unplugged=device-gone:NoExecute" &&
       pass "unplugged: the slice keeps the adapter with the liken.sh/unplugged NoExecute taint" ||
@@ -537,7 +537,7 @@ YAML
     expect_eq "release $(k8s_minor): the driver logs once that device taints are not served" 1 \
       "$(k -n "$DRIVER_NS" logs "$(driver_pod)" | grep -c 'cluster feature missing.*feature=device_taints')"
   fi
-  testbed_replug "$tb" 1-1 || fail "could not plug port 1-1 back"
+  testbed_replug_usb "$tb" 1-1 || fail "could not plug port 1-1 back"
   wait_until 60 slice_device_taints_are "$dev" "" && pass "plugged back: the adapter is in the slice without a taint" ||
     fail "the adapter in the slice after plugging back: [$(slice_device_taints "$dev")]"
   sleep 5
@@ -556,13 +556,13 @@ YAML
   claim=$(pod_claim follow-2)
   expect_eq "follow-2's claim from the template holds the adapter" usb-1-1-1-0 "$(claim_devices "$claim")"
   local t0=$SECONDS
-  testbed_unplug "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
+  testbed_unplug_usb "$tb" 1-1 || { fail "could not unplug port 1-1 in the testbed"; return 1; }
   wait_until 90 pod_gone follow-2 && echo "figure: unplug to the pod's deletion $((SECONDS - t0)) s (periodic pass every 5 s)" && pass "unplugged, no toleration: the pod was evicted (deleted by the kube-controller-manager)" ||
     fail "follow-2 after the unplug: $(k get pod follow-2 -o jsonpath='{.metadata.deletionTimestamp} {.status.phase} {.status.conditions}' 2>&1 | head -c 400)"
   wait_until 60 slice_device_taints_are "$dev" absent &&
     pass "once no prepared claim holds it, the unplugged adapter leaves the slice" ||
     fail "the adapter in the slice after the eviction: [$(slice_device_taints "$dev")]"
-  testbed_replug "$tb" 1-1 || fail "could not plug port 1-1 back"
+  testbed_replug_usb "$tb" 1-1 || fail "could not plug port 1-1 back"
   wait_until 60 slice_device_taints_are "$dev" "" && pass "plugged back: the adapter is published again, untainted" ||
     fail "the adapter in the slice after plugging back: [$(slice_device_taints "$dev")]"
   k delete resourceclaimtemplate follow-t --wait=false >/dev/null 2>&1 || true
