@@ -3,8 +3,8 @@
 
 Usage: floors_build_test.py CMAKE BUILD_DIR. Builds three probes that link liken_discovery (floor 3): one that
 includes its own and lower floors must compile; one that includes controller/ (floor 5) and one that includes cdi/
-(floor 3, not linked) must fail, on the include itself ("No such file"), while the included header exists in the
-source tree. Prints each probe's verdict and exits 1 on a wrong one.
+(floor 3, not linked) must fail, on the include itself (GCC's "No such file", Clang's "file not found"), while the
+included header exists in the source tree. Prints each probe's verdict and exits 1 on a wrong one.
 """
 import pathlib
 import re
@@ -19,6 +19,11 @@ def build(cmake, build_dir, probe):
     run = subprocess.run([cmake, "--build", build_dir, "--target", f"liken_floor_probe_{probe}"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return run.returncode, run.stdout
+
+
+def refused_include(header, out):
+    """Whether the compiler stopped on the include itself: GCC and Clang word it differently."""
+    return f"{header}: No such file or directory" in out or f"'{header}' file not found" in out
 
 
 def main():
@@ -41,7 +46,7 @@ def main():
         if code == 0:
             print(f"{probe}: #include \"{header}\" compiled in a target linking only liken_discovery")
             failures += 1
-        elif f"{header}: No such file or directory" not in out:
+        elif not refused_include(header, out):
             print(f"{probe}: the build failed, but not on #include \"{header}\" (exit {code}):\n{out[-3000:]}")
             failures += 1
         else:

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -73,13 +75,14 @@ class FakeRuntime final : public runtime::v1::RuntimeService::Service {
   }
   grpc::Status Status(grpc::ServerContext*, const runtime::v1::StatusRequest* request,
                       runtime::v1::StatusResponse* response) override {
-    verbose_asked = request->verbose();
+    verbose_asked.store(request->verbose());
     if (request->verbose()) {
       for (const auto& [k, v] : ContainerdInfo(R"("enableCDI":false,)")) (*response->mutable_info())[k] = v;
     }
     return grpc::Status::OK;
   }
-  bool verbose_asked = false;
+  // Written on the server's handler thread, read by the test after the call returns.
+  std::atomic<bool> verbose_asked{false};
 };
 
 TEST(CheckRuntimeCdiTest, AsksTheRuntimeOverItsSocket) {
@@ -93,7 +96,7 @@ TEST(CheckRuntimeCdiTest, AsksTheRuntimeOverItsSocket) {
   ASSERT_NE(server, nullptr);
   auto cdi = CheckRuntimeCdi("unix://" + socket, absl::Seconds(10));
   LIKEN_ASSERT_OK(cdi);
-  EXPECT_TRUE(runtime.verbose_asked);
+  EXPECT_TRUE(runtime.verbose_asked.load());
   EXPECT_EQ(cdi->state, RuntimeCdiState::kDisabled);
   EXPECT_EQ(cdi->runtime, "containerd v1.7.27");
   // A bare path works the same.
