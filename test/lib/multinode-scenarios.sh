@@ -495,6 +495,19 @@ watched_taints() {
   jq -r --arg d "$2" '.spec.devices[]? | select(.name == $d) | .taints[]? | "\(.key)=\(.value // ""):\(.effect)@\(.timeAdded)"' "$1" |
     sort -u | paste -sd' '
 }
+# describe_slice_device NODE DEVICE: the DEVICE's entry in `kubectl describe resourceslice <NODE>-liken.sh`.
+describe_slice_device() {
+  k describe resourceslice "$1-liken.sh" | awk -v dev="$2" '
+    function flush() { if (hit) printf "%s", buf; buf = ""; hit = 0; named = 0 }
+    /^  Devices:/ { on = 1; next }
+    /^  ?[^ ]/ { flush(); on = 0; next }
+    !on { next }
+    # A device'"'"'s fields come sorted: after its Name only its Taints.
+    /^    [^ ][^:]*:/ && named && $1 != "Taints:" { flush() }
+    /^    Name: / { named = 1; if ($2 == dev) hit = 1 }
+    { buf = buf $0 "\n" }
+    END { flush() }'
+}
 pod_events() { k get events --field-selector "involvedObject.name=$1,reason=$2" -o jsonpath='{.items[*].message}'; }
 pod_has_event() { [ -n "$(pod_events "$1" "$2")" ]; }
 deployment_pods() { k get pods -l "app=$1" -o jsonpath='{range .items[*]}{.metadata.name}{" "}{end}'; }
@@ -532,7 +545,7 @@ follow_phase() {
   if [ "$mode" = on ]; then
     echo "--- before: kubectl get pods -o wide -l app=follow"; k get pods -o wide -l app=follow
     echo "--- before: kubectl describe resourceslice $a-liken.sh (the stick)"
-    k describe resourceslice "$a-liken.sh" | grep -A 16 "Name: *usb-1-1-1-0" | head -n 18 || true
+    describe_slice_device "$a" usb-1-1-1-0 || true
   fi
   tba=$(NODE=$a driver_testbed); tbb=$(NODE=$b driver_testbed)
   [ -n "$tba" ] && [ -n "$tbb" ] || { fail "[$mode] no umockdev testbed in the driver containers of $a [$tba] and $b [$tbb]"; return 1; }
@@ -553,7 +566,7 @@ follow_phase() {
   if [ $ok = 1 ] && [ "$mode" = on ]; then
     if NODE=$a wait_until 8 slice_device_taints_are usb-1-1-1-0 "liken.sh/unplugged=device-gone:NoExecute"; then
       echo "--- while unplugged: kubectl describe resourceslice $a-liken.sh (the stick)"
-      k describe resourceslice "$a-liken.sh" | grep -A 22 "Name: *usb-1-1-1-0" | head -n 24 || true
+      describe_slice_device "$a" usb-1-1-1-0 || true
     fi
     if wait_until 90 pod_gone "$pod"; then
       wait_until 30 pod_has_event "$pod" DeviceTaintManagerEviction || true
@@ -587,7 +600,7 @@ follow_phase() {
     esac
     echo "--- after: kubectl get pods -o wide -l app=follow"; k get pods -o wide -l app=follow
     echo "--- after: kubectl describe resourceslice $b-liken.sh (the stick)"
-    k describe resourceslice "$b-liken.sh" | grep -A 16 "Name: *usb-1-2-1-0" | head -n 18 || true
+    describe_slice_device "$b" usb-1-2-1-0 || true
   elif [ $ok = 1 ]; then
     NODE=$a wait_until 60 slice_device_taints_are usb-1-1-1-0 absent &&
       pass "[$mode] the unplugged stick leaves $a's slice (the contract)" ||
