@@ -529,7 +529,7 @@ node_driver_settled() {
 # evicted by the device taint and its replacement runs on B with the stick's nodes. off: the pod stays on A, the
 # stick leaves A's slice untainted and the pod's status shows it Unhealthy. Then everything is put back.
 follow_phase() {
-  local mode=$1 a=$2 b=$3 pod uid claim tba tbb t0 t_plug t_gone t_run dev_b new want got watch ok=1
+  local mode=$1 a=$2 b=$3 pod uid claim tba tbb t0 t_plug t_gone t_run new want got watch ok=1
   deployment follow follow-stick '{}'
   if ! wait_until 180 deployment_running_on follow "$a"; then
     pod=$(deployment_pod follow)
