@@ -158,46 +158,6 @@ TEST_F(NodeReconcilerTest, ShutdownEndsTheRefreshAndStartsNothing) {
   reconciler->Stop();
 }
 
-// The claim-status step, the pass's last: the devices the held inventory publishes go to the claim status writer,
-// whose handler enqueues at once each prepared claim whose device went away or came back; nothing else does.
-TEST_F(NodeReconcilerTest, ThePassEndsByTellingTheClaimStatusWriterWhichDevicesArePresent) {
-  FakeClaimLookup claims;  // caches no claim: a sync fails and waits for its retry
-  ClaimStatusController statuses("liken.sh", "n1", &client_, &claims, &clock_);
-  statuses.SetPrepared({"ns1", "serial", "u1", {{"usb-1-2", std::nullopt, {"/dev/ttyUSB0"}}}});
-  auto reconciler = NewReconciler(/*taint_unplugged=*/false, nullptr, &statuses);
-  reconciler->Enqueue();
-  ASSERT_TRUE(reconciler->ProcessOneForTest());
-  EXPECT_EQ(devices_.calls(), (std::vector<std::string>{"inventory of 2 after 0 writes", "refresh after 1 writes",
-                                                        "present after 1 writes"}));
-  EXPECT_EQ(statuses.DrainForTest(), 0) << "usb-1-2 is present, as assumed before any pass";
-
-  scanner_.Set(OnlyFirstUsbDevice());  // unplugged
-  reconciler->Enqueue();
-  ASSERT_TRUE(reconciler->ProcessOneForTest());
-  EXPECT_EQ(statuses.DrainForTest(), 1) << "the claim holding usb-1-2 is synced at once";
-
-  scanner_.SetFailure(absl::InternalError("sysfs is gone"));  // the held inventory stays: no news
-  reconciler->Enqueue();
-  ASSERT_TRUE(reconciler->ProcessOneForTest());
-  EXPECT_EQ(devices_.calls().back(), "present after 2 writes") << "the step runs after a failed scan too";
-  EXPECT_EQ(statuses.DrainForTest(), 0);
-
-  scanner_.Set(TwoUsbDevices());  // plugged back
-  reconciler->Enqueue();
-  ASSERT_TRUE(reconciler->ProcessOneForTest());
-  EXPECT_EQ(statuses.DrainForTest(), 1) << "the claim holding usb-1-2 is synced again";
-
-  shutdown_.request_stop();
-  const size_t calls = devices_.calls().size();
-  scanner_.Set(OnlyFirstUsbDevice());
-  reconciler->Enqueue();
-  ASSERT_TRUE(reconciler->ProcessOneForTest());
-  EXPECT_EQ(devices_.calls().size(), calls + 1) << "after shutdown the pass hands over its scan and stops there";
-  EXPECT_EQ(statuses.DrainForTest(), 0);
-  reconciler->Stop();
-  statuses.Stop();
-}
-
 TEST_F(NodeReconcilerTest, ShutdownRaisedBeforeConstructionStopsTheSliceInformer) {
   shutdown_.request_stop();
   auto reconciler = NewReconciler();
@@ -310,6 +270,47 @@ TEST_F(NodeReconcilerTest, ADeviceWhoseSysfsDirectoryIsStillThereIsNotTainted) {
   reconciler->Enqueue();
   ASSERT_TRUE(reconciler->ProcessOneForTest());
   EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1"}));
+}
+
+// The claim-status step, the pass's last: the devices the held inventory publishes go to the claim status writer,
+// whose handler enqueues at once each prepared claim whose device went away or came back; nothing else does.
+TEST_F(NodeReconcilerTest, ThePassEndsByTellingTheClaimStatusWriterWhichDevicesArePresent) {
+  FakeClaimLookup claims;  // caches no claim: a sync fails and waits for its retry
+  ClaimStatusController statuses("liken.sh", "n1", &client_, &claims, &clock_);
+  statuses.SetPrepared({"ns1", "serial", "u1", {{"usb-1-2", std::nullopt, {"/dev/ttyUSB0"}}}});
+  auto reconciler = NewReconciler(/*taint_unplugged=*/false, nullptr, &statuses);
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(devices_.calls(), (std::vector<std::string>{"inventory of 2 after 0 writes", "refresh after 1 writes",
+                                                        "present after 1 writes"}));
+  EXPECT_EQ(statuses.DrainForTest(), 0) << "usb-1-2 is present, as assumed before any pass";
+
+  scanner_.Set(OnlyFirstUsbDevice());  // unplugged
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(statuses.DrainForTest(), 1) << "the claim holding usb-1-2 is synced at once";
+
+  scanner_.SetFailure(absl::InternalError("sysfs is gone"));  // the held inventory stays: no news
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(devices_.calls().back(), "present after 2 writes") << "the step runs after a failed scan too";
+  EXPECT_EQ(statuses.DrainForTest(), 0);
+
+  scanner_.SetFailure(absl::OkStatus());
+  scanner_.Set(TwoUsbDevices());  // plugged back
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(statuses.DrainForTest(), 1) << "the claim holding usb-1-2 is synced again";
+
+  shutdown_.request_stop();
+  const size_t calls = devices_.calls().size();
+  scanner_.Set(OnlyFirstUsbDevice());
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(devices_.calls().size(), calls + 1) << "after shutdown the pass hands over its scan and stops there";
+  EXPECT_EQ(statuses.DrainForTest(), 0);
+  reconciler->Stop();
+  statuses.Stop();
 }
 
 }  // namespace

@@ -177,7 +177,7 @@ class KubeletPluginTest : public ::testing::TestWithParam<DraVersion> {
   std::string kubelet_root_, cdi_root_, sysfs_root_, boot_id_path_, pod_uid_;
   bool device_metadata_ = false;
   bool tell_claim_events_ = false;
-  RecordingClaimEvents claim_events_;  // told when tell_claim_events_ is set
+  mutable RecordingClaimEvents claim_events_;  // told when tell_claim_events_ is set (Options() is const)
   discovery::Inventory inventory_;
   FakeScanner scanner_;
   FakeClaimLookup lookup_;
