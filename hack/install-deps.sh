@@ -14,6 +14,7 @@ packages=(
   openssl curl jq python3 util-linux
   runc containernetworking-plugins iproute2
   docker.io mmdebstrap
+  prometheus
 )
 
 missing=()
