@@ -34,6 +34,23 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
 // Thread-safe.
 absl::StatusOr<ScopedFd> OpenDirectoryNoFollow(const std::string& dir);
 
+// Opens the subdirectory `name` of the directory open as `dirfd` (called `dir` in errors), creating it (mode 0755)
+// when missing and `create`. `name` is one relative segment (InvalidArgument otherwise: an absolute name would make
+// openat(2) ignore `dirfd`). A symlink or other file at `name` is FailedPrecondition naming it, never followed;
+// NotFound when absent and not `create`. Thread-safe.
+absl::StatusOr<ScopedFd> OpenDirectoryAt(int dirfd, const std::string& dir, const std::string& name, bool create);
+
+// The entries of the directory open as `dirfd` (called `dir` in errors), without "." and "..", sorted. Read through
+// a new open file description of that directory, so the handle's own offset is never moved. Thread-safe.
+absl::StatusOr<std::vector<std::string>> ListDirectoryAt(int dirfd, const std::string& dir);
+
+// Removes the entry `name` of the directory open as `dirfd` (called `dir` in errors) and, when it is a directory,
+// everything in it (at most 8 levels deep: deeper is FailedPrecondition), each directory emptied through a handle
+// opened without following a symlink: a planted link is removed itself, never what it points to, also when it is
+// swapped in while the tree is removed. Succeeds when absent. Callers keep other writers out of the tree (an entry
+// added meanwhile fails it with the directory not empty). Thread-safe.
+absl::Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name);
+
 // WriteFileAtomically into the directory open as `dirfd` (called `dir` in errors): the write, its rename and the
 // directory fsync all go through that one handle. Thread-safe for distinct names.
 absl::Status WriteFileAtomicallyAt(int dirfd, const std::string& dir, const std::string& name,

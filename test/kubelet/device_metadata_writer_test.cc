@@ -1,14 +1,18 @@
 // The host side of device metadata: which files a claim gets, their host layout, and their record.
 #include "kubelet/device_metadata_writer.h"
 
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "common/files.h"
 #include "kubelet/claim_checkpoint.h"
 #include "test/kubelet/test_objects.h"
@@ -157,6 +161,12 @@ TEST(DeviceMetadataWriterTest, ASymlinkedRootIsNeitherWrittenNorRemovedThrough) 
   EXPECT_EQ(written.code(), absl::StatusCode::kFailedPrecondition) << written;
   absl::Status removed = store.Remove(uid);
   EXPECT_EQ(removed.code(), absl::StatusCode::kFailedPrecondition) << removed;
+  // Start-up refuses it too (it made the parents of a missing root and followed a linked one, and then every
+  // prepare failed and no unprepare succeeded); nothing is listed through it.
+  absl::Status ensured = store.EnsureDirectory();
+  EXPECT_EQ(ensured.code(), absl::StatusCode::kFailedPrecondition) << ensured;
+  EXPECT_EQ(store.ListClaimUids().status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(store.Present(uid, {"serial"})) << "a file reached through the linked root counts as missing";
   EXPECT_TRUE(Exists(dir.path() + "/victim/" + uid + "/serial/keep"));
   EXPECT_FALSE(Exists(dir.path() + "/victim/" + uid + "/gpus"));
 }
@@ -177,6 +187,46 @@ TEST(DeviceMetadataWriterTest, WriteNeverFollowsAPlantedClaimOrRequestDirectory)
   ASSERT_EQ(::symlink((dir.path() + "/victim").c_str(), (dir.path() + "/metadata/" + uid + "/serial").c_str()), 0);
   EXPECT_EQ(store.Write(uid, *files).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_FALSE(Exists(dir.path() + "/victim/liken.sh-metadata.json"));
+}
+
+// The race the directory handles close: a claim's request directory swapped for a symlink to another directory
+// while Remove empties it (after the check that it is a directory, before the unlinks below it). Removing by path
+// below checked directories unlinked the files of the link's target; through handles nothing there is touched.
+TEST(DeviceMetadataWriterTest, ADirectorySwappedForALinkWhileItIsRemovedIsNeverRemovedThrough) {
+  TempDir dir;
+  DeviceMetadataStore store(dir.path() + "/metadata");
+  LIKEN_ASSERT_OK(store.EnsureDirectory());
+  const std::string request = dir.path() + "/metadata/claim-1/req";
+  LIKEN_ASSERT_OK(MakeDirectories(request));
+  LIKEN_ASSERT_OK(MakeDirectories(dir.path() + "/victim"));
+  constexpr int kFiles = 2000;  // the removal takes long enough for the swap to land inside it
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string name = absl::StrCat("f", 10000 + i);
+    std::ofstream(request + "/" + name) << "x";
+    std::ofstream(dir.path() + "/victim/" + name) << "keep";
+  }
+  // At the first unlink in the request directory, it is renamed away and a link to the victim put in its place.
+  const int watch = ::inotify_init1(IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(::inotify_add_watch(watch, request.c_str(), IN_DELETE), 0);
+  bool swapped = false;
+  std::thread swapper([&] {
+    struct pollfd p = {watch, POLLIN, 0};
+    if (::poll(&p, 1, 30000) != 1) return;  // only a bound on a stuck removal, not a timed assertion
+    swapped = ::rename(request.c_str(), (dir.path() + "/moved").c_str()) == 0 &&
+              ::symlink((dir.path() + "/victim").c_str(), request.c_str()) == 0;
+  });
+  absl::Status removed = store.Remove("claim-1");
+  swapper.join();
+  ::close(watch);
+  ASSERT_TRUE(swapped);
+  auto victims = ListDirectory(dir.path() + "/victim");
+  LIKEN_ASSERT_OK(victims);
+  EXPECT_EQ(victims->size(), static_cast<size_t>(kFiles)) << "files removed through the swapped-in link; " << removed;
+  // The link itself is removed with the claim's directory; what was renamed away is whatever the removal had not
+  // reached yet.
+  EXPECT_TRUE(removed.ok()) << removed;
+  EXPECT_FALSE(Exists(dir.path() + "/metadata/claim-1"));
 }
 
 TEST(DeviceMetadataWriterTest, RecordKeepsAttributesPodClaimNameAndGeneration) {
