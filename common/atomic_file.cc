@@ -140,6 +140,27 @@ absl::Status RenameTemp(int dirfd, const std::string& dir, const std::string& te
 
 }  // namespace
 
+namespace {
+
+bool SameFile(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+// FailedPrecondition unless the directory open as `child` (opened through `parent` by one relative name, called
+// `path`) has `parent` as its "..". The kernel resolves such a name below `parent`; a library interposed on openat(2)
+// may not: umockdev's preload (the test image runs the driver under umockdev-run) joins a relative name to the
+// working directory, not to the handle, and opens its testbed's /dev or /sys instead of "<parent>/dev" or
+// "<parent>/sys" when the driver runs in "/". Writing or removing through such a handle would act on another tree.
+absl::Status CheckOpenedBelow(int parent, int child, const std::string& path) {
+  struct stat above, up;
+  if (::fstat(parent, &above) != 0) return FileError(errno, absl::StrCat("stat the directory above ", path));
+  if (::fstatat(child, "..", &up, AT_SYMLINK_NOFOLLOW) != 0) return FileError(errno, absl::StrCat("stat ", path, "/.."));
+  if (SameFile(above, up)) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "opening ", path, " through its directory's handle opened another directory (a path rewritten by a library "
+      "interposed on openat, such as umockdev's preload with the working directory \"/\"?); refusing to use it"));
+}
+
+}  // namespace
+
 absl::StatusOr<ScopedFd> OpenDirectoryNoFollow(const std::string& dir) {
   ScopedFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() >= 0) return fd;
@@ -160,7 +181,10 @@ absl::StatusOr<ScopedFd> OpenDirectoryAt(int dirfd, const std::string& dir, cons
     return FileError(errno, absl::StrCat("create directory ", dir, "/", name));
   }
   ScopedFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (fd.get() >= 0) return fd;
+  if (fd.get() >= 0) {
+    if (auto below = CheckOpenedBelow(dirfd, fd.get(), absl::StrCat(dir, "/", name)); !below.ok()) return below;
+    return fd;
+  }
   const int err = errno;
   // O_DIRECTORY | O_NOFOLLOW on a symlink fails with ENOTDIR (the link is not a directory), not ELOOP.
   if (err == ELOOP || err == ENOTDIR) {
@@ -177,6 +201,11 @@ absl::StatusOr<std::vector<std::string>> ListDirectoryAt(int dirfd, const std::s
   // A dup(2) would share the handle's offset: a second listing through the same handle would then find nothing.
   int listfd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (listfd < 0) return FileError(errno, absl::StrCat("list directory ", dir));
+  struct stat handle, listed;  // "." rewritten by an interposed library (see CheckOpenedBelow) lists another one
+  if (::fstat(dirfd, &handle) != 0 || ::fstat(listfd, &listed) != 0 || !SameFile(handle, listed)) {
+    ::close(listfd);
+    return absl::FailedPreconditionError(absl::StrCat("list directory ", dir, ": its handle reopened as another one"));
+  }
   DIR* listing = ::fdopendir(listfd);
   if (listing == nullptr) {
     int err = errno;
@@ -216,6 +245,7 @@ absl::Status RemoveTreeAtDepth(int dirfd, const std::string& dir, const std::str
       if (errno == ENOTDIR || errno == ELOOP) continue;  // swapped for a link or file since: unlinked above
       return FileError(errno, absl::StrCat("open directory ", path));
     }
+    if (auto below = CheckOpenedBelow(dirfd, sub.get(), path); !below.ok()) return below;
     auto entries = ListDirectoryAt(sub.get(), path);
     if (!entries.ok()) return entries.status();
     for (const auto& entry : *entries) {

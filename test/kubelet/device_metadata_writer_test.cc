@@ -189,6 +189,38 @@ TEST(DeviceMetadataWriterTest, WriteNeverFollowsAPlantedClaimOrRequestDirectory)
   EXPECT_FALSE(Exists(dir.path() + "/victim/liken.sh-metadata.json"));
 }
 
+// Starts a thread that, at the first removal of an entry of `dir` (inotify IN_DELETE), renames `dir` to `moved` and
+// puts a symlink to `target` in its place: the swap lands between the removal's check of `dir` and its later uses.
+class SwapForLinkOnFirstDelete {
+ public:
+  SwapForLinkOnFirstDelete(const std::string& dir, std::string moved, std::string target)
+      : watch_(::inotify_init1(IN_CLOEXEC)) {
+    armed_ = watch_ >= 0 && ::inotify_add_watch(watch_, dir.c_str(), IN_DELETE) >= 0;
+    if (!armed_) return;
+    thread_ = std::thread([this, dir, moved = std::move(moved), target = std::move(target)] {
+      struct pollfd p = {watch_, POLLIN, 0};
+      if (::poll(&p, 1, 30000) != 1) return;  // only a bound on a stuck removal, not a timed assertion
+      swapped_ = ::rename(dir.c_str(), moved.c_str()) == 0 && ::symlink(target.c_str(), dir.c_str()) == 0;
+    });
+  }
+  ~SwapForLinkOnFirstDelete() {
+    if (thread_.joinable()) thread_.join();
+    if (watch_ >= 0) ::close(watch_);
+  }
+  bool armed() const { return armed_; }
+  // Whether the swap happened; waits for the thread.
+  bool Swapped() {
+    if (thread_.joinable()) thread_.join();
+    return swapped_;
+  }
+
+ private:
+  int watch_;
+  bool armed_ = false;
+  bool swapped_ = false;
+  std::thread thread_;
+};
+
 // The race the directory handles close: a claim's request directory swapped for a symlink to another directory
 // while Remove empties it (after the check that it is a directory, before the unlinks below it). Removing by path
 // below checked directories unlinked the files of the link's target; through handles nothing there is touched.
@@ -205,21 +237,10 @@ TEST(DeviceMetadataWriterTest, ADirectorySwappedForALinkWhileItIsRemovedIsNeverR
     std::ofstream(request + "/" + name) << "x";
     std::ofstream(dir.path() + "/victim/" + name) << "keep";
   }
-  // At the first unlink in the request directory, it is renamed away and a link to the victim put in its place.
-  const int watch = ::inotify_init1(IN_CLOEXEC);
-  ASSERT_GE(watch, 0);
-  ASSERT_GE(::inotify_add_watch(watch, request.c_str(), IN_DELETE), 0);
-  bool swapped = false;
-  std::thread swapper([&] {
-    struct pollfd p = {watch, POLLIN, 0};
-    if (::poll(&p, 1, 30000) != 1) return;  // only a bound on a stuck removal, not a timed assertion
-    swapped = ::rename(request.c_str(), (dir.path() + "/moved").c_str()) == 0 &&
-              ::symlink((dir.path() + "/victim").c_str(), request.c_str()) == 0;
-  });
+  SwapForLinkOnFirstDelete swap(request, dir.path() + "/moved", dir.path() + "/victim");
+  ASSERT_TRUE(swap.armed());
   absl::Status removed = store.Remove("claim-1");
-  swapper.join();
-  ::close(watch);
-  ASSERT_TRUE(swapped);
+  ASSERT_TRUE(swap.Swapped());
   auto victims = ListDirectory(dir.path() + "/victim");
   LIKEN_ASSERT_OK(victims);
   EXPECT_EQ(victims->size(), static_cast<size_t>(kFiles)) << "files removed through the swapped-in link; " << removed;
@@ -227,6 +248,34 @@ TEST(DeviceMetadataWriterTest, ADirectorySwappedForALinkWhileItIsRemovedIsNeverR
   // reached yet.
   EXPECT_TRUE(removed.ok()) << removed;
   EXPECT_FALSE(Exists(dir.path() + "/metadata/claim-1"));
+}
+
+// The same race one level up: the claim's own directory swapped for a link to another claim-like tree after Remove
+// checked it and listed it, between the removals of its request directories. Removing by path below the checked
+// directory emptied the link's target; through the claim's directory handle nothing there is listed or unlinked.
+TEST(DeviceMetadataWriterTest, AClaimDirectorySwappedForALinkWhileItIsRemovedIsNeverRemovedThrough) {
+  TempDir dir;
+  DeviceMetadataStore store(dir.path() + "/metadata");
+  LIKEN_ASSERT_OK(store.EnsureDirectory());
+  const std::string claim = dir.path() + "/metadata/claim-1";
+  const std::string file = "liken.sh-metadata.json";
+  constexpr int kRequests = 500;  // the removal takes long enough for the swap to land inside it
+  for (int i = 0; i < kRequests; ++i) {
+    const std::string req = absl::StrCat("req", 1000 + i);
+    LIKEN_ASSERT_OK(MakeDirectories(claim + "/" + req));
+    LIKEN_ASSERT_OK(MakeDirectories(dir.path() + "/victim/" + req));
+    std::ofstream(claim + "/" + req + "/" + file) << "x";
+    std::ofstream(dir.path() + "/victim/" + req + "/" + file) << "keep";
+  }
+  SwapForLinkOnFirstDelete swap(claim, dir.path() + "/moved", dir.path() + "/victim");
+  ASSERT_TRUE(swap.armed());
+  absl::Status removed = store.Remove("claim-1");
+  ASSERT_TRUE(swap.Swapped());
+  int kept = 0;
+  for (int i = 0; i < kRequests; ++i) kept += Exists(absl::StrCat(dir.path(), "/victim/req", 1000 + i, "/", file));
+  EXPECT_EQ(kept, kRequests) << "files removed through the swapped-in link; " << removed;
+  EXPECT_TRUE(removed.ok()) << removed;
+  EXPECT_FALSE(Exists(claim)) << "the link that took the claim directory's place is removed itself";
 }
 
 TEST(DeviceMetadataWriterTest, RecordKeepsAttributesPodClaimNameAndGeneration) {
