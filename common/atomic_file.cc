@@ -1,6 +1,5 @@
 #include "common/atomic_file.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "common/files.h"
 
 namespace liken {
 namespace {
@@ -197,31 +197,6 @@ absl::StatusOr<ScopedFd> OpenDirectoryAt(int dirfd, const std::string& dir, cons
   return FileError(err == ENOTDIR ? ENOENT : err, absl::StrCat("open directory ", dir, "/", name));
 }
 
-absl::StatusOr<std::vector<std::string>> ListDirectoryAt(int dirfd, const std::string& dir) {
-  // A dup(2) would share the handle's offset: a second listing through the same handle would then find nothing.
-  int listfd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (listfd < 0) return FileError(errno, absl::StrCat("list directory ", dir));
-  struct stat handle, listed;  // "." rewritten by an interposed library (see CheckOpenedBelow) lists another one
-  if (::fstat(dirfd, &handle) != 0 || ::fstat(listfd, &listed) != 0 || !SameFile(handle, listed)) {
-    ::close(listfd);
-    return absl::FailedPreconditionError(absl::StrCat("list directory ", dir, ": its handle reopened as another one"));
-  }
-  DIR* listing = ::fdopendir(listfd);
-  if (listing == nullptr) {
-    int err = errno;
-    ::close(listfd);
-    return FileError(err, absl::StrCat("list directory ", dir));
-  }
-  std::vector<std::string> names;
-  while (struct dirent* entry = ::readdir(listing)) {
-    const std::string_view name = entry->d_name;
-    if (name != "." && name != "..") names.emplace_back(name);
-  }
-  ::closedir(listing);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 namespace {
 
 constexpr int kMaxRemoveDepth = 8;
@@ -352,23 +327,15 @@ absl::StatusOr<int> RemoveLeftoverTempFiles(const std::string& dir,
     if (errno == ENOENT) return 0;
     return FileError(errno, absl::StrCat("open directory ", dir));
   }
-  int listfd = ::dup(dirfd.get());
-  if (listfd < 0) return FileError(errno, absl::StrCat("list directory ", dir));
-  DIR* listing = ::fdopendir(listfd);
-  if (listing == nullptr) {
-    int err = errno;
-    ::close(listfd);
-    return FileError(err, absl::StrCat("list directory ", dir));
-  }
+  auto names = ListDirectoryAt(dirfd.get(), dir);
+  if (!names.ok()) return names.status();
   std::vector<std::string> leftovers;
-  while (struct dirent* entry = ::readdir(listing)) {
-    absl::string_view name = entry->d_name;
+  for (const auto& name : *names) {
     if (name.size() < 2 || name[0] != '.') continue;
     size_t marker = name.rfind(kTempMarker);
-    if (marker == absl::string_view::npos || marker <= 1) continue;  // ".<target>.tmp."
-    if (match(name.substr(1, marker - 1))) leftovers.emplace_back(name);
+    if (marker == std::string::npos || marker <= 1) continue;  // ".<target>.tmp."
+    if (match(absl::string_view(name).substr(1, marker - 1))) leftovers.push_back(name);
   }
-  ::closedir(listing);
   int removed = 0;
   for (const auto& name : leftovers) {
     if (::unlinkat(dirfd.get(), name.c_str(), 0) != 0) {

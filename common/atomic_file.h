@@ -42,11 +42,6 @@ absl::StatusOr<ScopedFd> OpenDirectoryNoFollow(const std::string& dir);
 // working directory is "/"). Thread-safe.
 absl::StatusOr<ScopedFd> OpenDirectoryAt(int dirfd, const std::string& dir, const std::string& name, bool create);
 
-// The entries of the directory open as `dirfd` (called `dir` in errors), without "." and "..", sorted. Read through
-// a new open file description of that directory, so the handle's own offset is never moved; FailedPrecondition when
-// that open reaches another directory. Thread-safe.
-absl::StatusOr<std::vector<std::string>> ListDirectoryAt(int dirfd, const std::string& dir);
-
 // Removes the entry `name` of the directory open as `dirfd` (called `dir` in errors) and, when it is a directory,
 // everything in it (at most 8 levels deep: deeper is FailedPrecondition), each directory emptied through a handle
 // opened without following a symlink: a planted link is removed itself, never what it points to, also when it is

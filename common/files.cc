@@ -112,9 +112,10 @@ absl::StatusOr<std::string> ReadLink(const std::string& path) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) {
-  DIR* dir = ::opendir(path.c_str());
-  if (dir == nullptr) return ErrnoStatus(errno, "opendir " + path);
+namespace {
+
+// Reads every entry of an open listing but "." and "..", sorted, and closes it.
+std::vector<std::string> ReadListing(DIR* dir) {
   std::vector<std::string> names;
   while (struct dirent* entry = ::readdir(dir)) {
     std::string name = entry->d_name;
@@ -124,6 +125,27 @@ absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) 
   ::closedir(dir);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return ErrnoStatus(errno, "opendir " + path);
+  return ReadListing(dir);
+}
+
+absl::StatusOr<std::vector<std::string>> ListDirectoryAt(int dirfd, const std::string& path) {
+  int listfd = ::dup(dirfd);
+  if (listfd < 0) return ErrnoStatus(errno, "list directory " + path);
+  DIR* dir = ::fdopendir(listfd);
+  if (dir == nullptr) {
+    int err = errno;
+    ::close(listfd);
+    return ErrnoStatus(err, "list directory " + path);
+  }
+  ::rewinddir(dir);  // the duplicate shares the handle's position
+  return ReadListing(dir);
 }
 
 std::string ResolveRelative(const std::string& dir, const std::string& target) {

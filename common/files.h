@@ -76,6 +76,11 @@ absl::StatusOr<std::string> ReadLink(const std::string& path);
 // Lists a directory's entries (without "." and ".."), sorted. Thread-safe.
 absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path);
 
+// Lists the entries (without "." and ".."), sorted, of the directory open as `dirfd`, which stays open and keeps
+// no position; `path` names it in errors. No path is resolved, so a swapped symlink cannot redirect the listing.
+// Thread-safe for distinct handles.
+absl::StatusOr<std::vector<std::string>> ListDirectoryAt(int dirfd, const std::string& path);
+
 // Joins `dir` and a relative link target and removes "." and ".." segments lexically. Thread-safe.
 std::string ResolveRelative(const std::string& dir, const std::string& target);
 

@@ -183,44 +183,40 @@ struct NodeIndex {
     return {out.begin(), out.end()};
   }
 
-  // The devices an entry delivers: the node's, the link target's, or everything under a directory.
+  // Calls `visit` with each node path an entry stands for (itself, a link's target, everything under a
+  // directory), in the universe's order.
+  template <typename Visit>
+  void ForEachNodePath(const std::string& entry, Visit visit) const {
+    auto resolve = [&](const std::string& path) {
+      auto l = node->links.find(path);
+      visit(delivering.count(path) || l == node->links.end() ? path : l->second);
+    };
+    if (delivering.count(entry) || node->links.count(entry)) {
+      resolve(entry);
+      return;
+    }
+    for (const auto& u : universe) {
+      if (absl::StartsWith(u, entry + "/")) resolve(u);
+    }
+  }
+
+  // The devices an entry delivers, each once, in the order their nodes are met.
   std::vector<const PublishedDevice*> DevicesOf(const std::string& entry) const {
     std::vector<const PublishedDevice*> out;
-    auto add_node = [&](const std::string& path) {
+    ForEachNodePath(entry, [&](const std::string& path) {
       auto it = delivering.find(path);
       if (it == delivering.end()) return;
       for (const auto* d : it->second) {
         if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
       }
-    };
-    auto add = [&](const std::string& path) {
-      auto l = node->links.find(path);
-      add_node(delivering.count(path) || l == node->links.end() ? path : l->second);
-    };
-    if (delivering.count(entry) || node->links.count(entry)) {
-      add(entry);
-      return out;
-    }
-    for (const auto& u : universe) {
-      if (absl::StartsWith(u, entry + "/")) add(u);
-    }
+    });
     return out;
   }
 
-  // The node paths an entry stands for (a link's target, everything under a directory).
+  // The node paths an entry stands for.
   std::set<std::string> NodePathsOf(const std::string& entry) const {
     std::set<std::string> out;
-    auto add = [&](const std::string& path) {
-      auto l = node->links.find(path);
-      out.insert(delivering.count(path) || l == node->links.end() ? path : l->second);
-    };
-    if (delivering.count(entry) || node->links.count(entry)) {
-      add(entry);
-      return out;
-    }
-    for (const auto& u : universe) {
-      if (absl::StartsWith(u, entry + "/")) add(u);
-    }
+    ForEachNodePath(entry, [&](const std::string& path) { out.insert(path); });
     return out;
   }
 };

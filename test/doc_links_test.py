@@ -15,6 +15,8 @@ import sys
 import tempfile
 import urllib.parse
 
+import self_test_report
+
 PAGES = ["README.md", "docs/*.md", "charts/liken-dra/README.md"]
 
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -29,8 +31,8 @@ SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:|^//")
 LINE_ANCHOR = re.compile(r"^L\d+(?:-L\d+)?$")
 
 
-def prose_lines(text):
-    """(line number, line) of the text outside fenced code blocks, with code spans blanked."""
+def outside_fences(text):
+    """(line number, line) of the text outside fenced code blocks."""
     fence = None
     for number, line in enumerate(text.splitlines(), 1):
         match = FENCE.match(line)
@@ -41,6 +43,12 @@ def prose_lines(text):
             if match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
                 fence = None
             continue
+        yield number, line
+
+
+def prose_lines(text):
+    """(line number, line) of the text outside fenced code blocks, with code spans blanked."""
+    for number, line in outside_fences(text):
         yield number, CODE_SPAN.sub(lambda m: "code", line)
 
 
@@ -62,16 +70,7 @@ def anchors(path):
     text = path.read_text(errors="replace")
     for _, line in prose_lines(text):
         found.update(NAMED.findall(line))
-    fence = None
-    for line in text.splitlines():
-        match = FENCE.match(line)
-        if fence is None and match is not None:
-            fence = match.group(1)
-            continue
-        if fence is not None:
-            if match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
-                fence = None
-            continue
+    for _, line in outside_fences(text):
         match = HEADING.match(line)
         if match is None:
             continue
@@ -179,14 +178,7 @@ def self_test():
             "charts/liken-dra/README.md:3: ../../README.md#the-api-client-v2: README.md has no heading "
             "#the-api-client-v2",
         ]
-        missed = [e for e in expected if e not in found]
-        extra = [f for f in found if f not in expected]
-        for m in missed:
-            print(f"not found: {m}")
-        for e in extra:
-            print(f"found but not broken: {e}")
-        print(f"self-test: {len(expected) - len(missed)} of {len(expected)} broken links found, {len(extra)} extra")
-        return 1 if missed or extra else 0
+        return self_test_report.report(found, expected, "broken link")
 
 
 def main():

@@ -14,6 +14,8 @@ import pathlib
 import re
 import sys
 
+import self_test_report
+
 # Folder -> floor, as in the floors table of docs/layout.md. Folders on one floor do not include each other.
 FLOORS = {
     "common": 1,
@@ -121,14 +123,7 @@ def self_test():
             "discovery/CMakeLists.txt: discovery/ includes controller/ but links no liken_controller",
             "migrate/CMakeLists.txt: links liken_apis but no file of migrate/ includes apis/",
         ]
-        missed = [e for e in expected if not any(f.startswith(e) for f in found)]
-        extra = [f for f in found if not any(f.startswith(e) for e in expected)]
-        for m in missed:
-            print(f"not found: {m}")
-        for e in extra:
-            print(f"found but not a fault: {e}")
-        print(f"self-test: {len(expected) - len(missed)} of {len(expected)} faults found, {len(extra)} extra")
-        return 1 if missed or extra else 0
+        return self_test_report.report(found, expected, "fault", lambda f, e: f.startswith(e))
 
 
 def main():

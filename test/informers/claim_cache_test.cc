@@ -210,84 +210,93 @@ class HeldFetch {
   absl::Notification entered_, release_;
 };
 
+// A claim read on its own thread, as the kubelet's prepare reads it.
+class BackgroundGet {
+ public:
+  BackgroundGet(ClaimCache* cache, const std::string& name)
+      : thread_([this, cache, name] {
+          got_ = cache->Get("ns1", name, "");
+          done_ = true;
+        }) {}
+  ~BackgroundGet() { Join(); }
+  bool done() const { return done_.load(); }
+  // Waits for the read and returns its result.
+  const absl::StatusOr<apis::ResourceClaim>& Join() {
+    if (thread_.joinable()) thread_.join();
+    return got_;
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  absl::StatusOr<apis::ResourceClaim> got_ = absl::UnknownError("not read");
+  std::thread thread_;  // last: starts once the fields above exist
+};
+
+class ClaimCacheFetchRaceTest : public ClaimCacheTest {
+ protected:
+  // Publishes `claim`, binds pod `pod` naming it to this node, and returns once the cache's fetch of the claim
+  // reached the server, where `fetch` holds it. The cache must be started.
+  void BindAndHoldTheFetch(HeldFetch* fetch, const std::string& pod, const std::string& claim) {
+    server_.Upsert("resourceclaims", Claim(claim));
+    server_.SetInterceptor(fetch->Interceptor());
+    server_.Upsert("pods", PodWithClaims(pod, "node-a", claim));
+    fetch->entered().WaitForNotification();
+  }
+  void TearDown() override { server_.SetInterceptor(nullptr); }
+};
+
 // The race of pods started together: the kubelet's prepare asks for a claim after the pod event reached the cache
 // but before the worker's fetch of the claim answered. The prepare waits for that fetch instead of reading the
 // claim a second time: no fallback GET. (With the wait off, as the cache was before, the prepare reads the claim.)
-TEST_F(ClaimCacheTest, APrepareBetweenThePodEventAndTheClaimsFetchWaitsForTheFetch) {
-  server_.Upsert("resourceclaims", Claim("c1"));
+TEST_F(ClaimCacheFetchRaceTest, APrepareBetweenThePodEventAndTheClaimsFetchWaitsForTheFetch) {
   const std::string path = ResourceClaimPath("ns1", "c1");
   HeldFetch fetch(path);
-  server_.SetInterceptor(fetch.Interceptor());
   cache_->Start();
   ASSERT_TRUE(cache_->WaitForSync());
-  server_.Upsert("pods", PodWithClaims("p1", "node-a", "c1"));  // bound to this node: the worker fetches c1
-  fetch.entered().WaitForNotification();                       // the fetch is under way, not answered
+  BindAndHoldTheFetch(&fetch, "p1", "c1");  // bound to this node: the worker fetches c1, held unanswered
   const int clock_waiters = clock_.waiters();
-  std::atomic<bool> done{false};
-  absl::StatusOr<apis::ResourceClaim> got = absl::UnknownError("not read");
-  std::thread prepare([&] {
-    got = cache_->Get("ns1", "c1", "");
-    done = true;
-  });
+  BackgroundGet prepare(cache_.get(), "c1");
   // Until the prepare either waits (on the clock, for the fetch) or reads the claim itself.
-  while (!done && clock_.waiters() <= clock_waiters && server_.CountRequests(path, false) < 2) {
+  while (!prepare.done() && clock_.waiters() <= clock_waiters && server_.CountRequests(path, false) < 2) {
     std::this_thread::yield();
   }
   fetch.Release();
-  prepare.join();
+  const auto& got = prepare.Join();
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->metadata.name, "c1");
   EXPECT_EQ(observer_.fallbacks, 0) << "the prepare read the claim instead of waiting for the cache's fetch";
   EXPECT_EQ(server_.CountRequests(path, false), 1);
   cache_->Stop();
-  server_.SetInterceptor(nullptr);
 }
 
 // The wait is bounded (a fetch that never answers costs one GET after the bound, on the clock) and ends at once
 // when the cache stops.
-TEST_F(ClaimCacheTest, TheWaitForAFetchIsBoundedAndEndsWhenTheCacheStops) {
-  server_.Upsert("resourceclaims", Claim("c1"));
-  const std::string path = ResourceClaimPath("ns1", "c1");
-  HeldFetch fetch(path);
-  server_.SetInterceptor(fetch.Interceptor());
+TEST_F(ClaimCacheFetchRaceTest, TheWaitForAFetchIsBoundedAndEndsWhenTheCacheStops) {
+  HeldFetch fetch(ResourceClaimPath("ns1", "c1"));
   cache_->Start();
   ASSERT_TRUE(cache_->WaitForSync());
-  server_.Upsert("pods", PodWithClaims("p1", "node-a", "c1"));
-  fetch.entered().WaitForNotification();
-  std::atomic<bool> done{false};
-  absl::StatusOr<apis::ResourceClaim> got = absl::UnknownError("not read");
-  std::thread prepare([&] {
-    got = cache_->Get("ns1", "c1", "");
-    done = true;
-  });
-  DriveUntil(&clock_, [&] { return done.load(); }, ClaimCache::kDefaultFetchWait / 4);
-  prepare.join();
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(observer_.fallbacks, 1) << "after the bound the claim is read";
+  BindAndHoldTheFetch(&fetch, "p1", "c1");
+  {
+    BackgroundGet prepare(cache_.get(), "c1");
+    DriveUntil(&clock_, [&] { return prepare.done(); }, ClaimCache::kDefaultFetchWait / 4);
+    const auto& got = prepare.Join();
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(observer_.fallbacks, 1) << "after the bound the claim is read";
+  }
 
   // A second claim of the pod whose fetch is held too: stopping the cache ends the wait with Cancelled.
-  server_.Upsert("resourceclaims", Claim("c2"));
-  const std::string path2 = ResourceClaimPath("ns1", "c2");
-  HeldFetch fetch2(path2);
-  server_.SetInterceptor(fetch2.Interceptor());
+  HeldFetch fetch2(ResourceClaimPath("ns1", "c2"));
   fetch.Release();
-  server_.Upsert("pods", PodWithClaims("p2", "node-a", "c2"));
-  fetch2.entered().WaitForNotification();
+  BindAndHoldTheFetch(&fetch2, "p2", "c2");
   const int clock_waiters = clock_.waiters();
-  std::atomic<bool> done2{false};
-  absl::StatusOr<apis::ResourceClaim> got2 = absl::UnknownError("not read");
-  std::thread prepare2([&] {
-    got2 = cache_->Get("ns1", "c2", "");
-    done2 = true;
-  });
-  while (!done2 && clock_.waiters() <= clock_waiters) std::this_thread::yield();
+  BackgroundGet prepare2(cache_.get(), "c2");
+  while (!prepare2.done() && clock_.waiters() <= clock_waiters) std::this_thread::yield();
   std::thread stopper([&] { cache_->Stop(); });  // waits for the held fetch, after waking the prepare
-  prepare2.join();
+  const auto& got2 = prepare2.Join();
   fetch2.Release();
   stopper.join();
   EXPECT_EQ(got2.status().code(), absl::StatusCode::kCancelled) << got2.status();
   EXPECT_EQ(observer_.fallbacks, 1);
-  server_.SetInterceptor(nullptr);
 }
 
 TEST_F(ClaimCacheTest, MissFallsBackToOneGet) {
