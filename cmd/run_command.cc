@@ -38,12 +38,11 @@
 #include "informers/claim_cache.h"
 #include "informers/kube_config.h"
 #include "informers/rest_client.h"
-#include "kubelet/claim_status_feed.h"
 #include "kubelet/kubelet_plugin.h"
 #include "kubelet/plugin_call_hook.h"
-#include "kubelet/plugin_metrics.h"
 #include "kubelet/runtime_cdi.h"
 #include "kubelet/socket_paths.h"
+#include "nodestate/prepared_claims.h"
 
 namespace liken::cmd {
 namespace {
@@ -94,18 +93,18 @@ std::unique_ptr<controller::UeventSource> OpenUevents(const RunFlags& flags) {
 // Passes the plugin's claim changes on to `next`, and asks for a node pass (`ask`) when a claim is no longer
 // prepared: a device it held that went away, published tainted, leaves the slice at once
 // (--taint-unplugged-devices). Thread-safe when `next` and `ask` are.
-class ReleasedClaimsAskForAPass final : public kubelet::PreparedClaimListener {
+class ReleasedClaimsAskForAPass final : public nodestate::PreparedClaimEvents {
  public:
-  ReleasedClaimsAskForAPass(kubelet::PreparedClaimListener* next, std::function<void()> ask)
+  ReleasedClaimsAskForAPass(nodestate::PreparedClaimEvents* next, std::function<void()> ask)
       : next_(next), ask_(std::move(ask)) {}
-  void OnPreparedClaimChanged(const kubelet::ClaimRef& ref, const kubelet::PreparedClaim* now) override {
-    next_->OnPreparedClaimChanged(ref, now);
-    if (now == nullptr) ask_();
+  void SetPrepared(nodestate::PreparedClaimDevices claim) override { next_->SetPrepared(std::move(claim)); }
+  void SetUnprepared(const std::string& namespace_name, const std::string& name, const std::string& uid) override {
+    next_->SetUnprepared(namespace_name, name, uid);
+    ask_();
   }
-  void OnInventory(const discovery::Inventory& inventory) override { next_->OnInventory(inventory); }
 
  private:
-  kubelet::PreparedClaimListener* const next_;
+  nodestate::PreparedClaimEvents* const next_;
   const std::function<void()> ask_;
 };
 
@@ -176,24 +175,22 @@ int RunCommand(const Command& command, int argc, char** argv) {
   daemon_scan_options.match_modules = false;  // module names are for the report; the daemon would hold modules.alias
   std::unique_ptr<discovery::Scanner> scanner = discovery::NewSysfsScanner(daemon_scan_options);
   informers::ClaimCache claims(client->get(), clock.get(), node, &metrics);
-  // status.devices of the claims prepared here: fed by the plugin (prepared claims, and the inventory after each
-  // pass's refresh), written by its own worker.
+  // status.devices of the claims prepared here, written by its own worker: told of each prepared and unprepared
+  // claim by the plugin, and of the devices present by the node pass's claim-status step.
   controller::ClaimStatusMetrics status_metrics(*metrics.registry());
   controller::ClaimStatusController statuses(discovery::kDriverName, node, client->get(), &claims, clock.get(),
                                              &status_metrics);
-  kubelet::ClaimStatusFeed status_feed(node, &statuses);
-  kubelet::PluginMetrics plugin_metrics(&metrics);
   kubelet::KubeletPluginOptions plugin_options = PluginOptions(flags);
-  plugin_options.claim_listener = &status_feed;
+  plugin_options.claim_events = &statuses;
   std::atomic<controller::NodeReconciler*> reconcile_ref{nullptr};
-  ReleasedClaimsAskForAPass released_feed(&status_feed, [&reconcile_ref] {
+  ReleasedClaimsAskForAPass released_feed(&statuses, [&reconcile_ref] {
     if (controller::NodeReconciler* r = reconcile_ref.load(); r != nullptr) r->Enqueue();
   });
-  if (flags.taint_unplugged_devices) plugin_options.claim_listener = &released_feed;
+  if (flags.taint_unplugged_devices) plugin_options.claim_events = &released_feed;
   // A burst of kubelet calls leaves its freed memory as free pages inside the heap (3 MB after 50 prepares) and
   // the next pass that would give them back may be --resync-period away: trim once the calls have been quiet 5 s.
   controller::Coalescer heap_trim(clock.get(), absl::Seconds(5), absl::Seconds(60), [] { ::malloc_trim(0); });
-  kubelet::PluginCallHook plugin_observer(&plugin_metrics, [&heap_trim] { heap_trim.Notify(); });
+  kubelet::PluginCallHook plugin_observer(&metrics, [&heap_trim] { heap_trim.Notify(); });
   kubelet::KubeletPlugin plugin(plugin_options, scanner.get(), &claims, &plugin_observer);
   std::unique_ptr<controller::UeventSource> uevents = OpenUevents(flags);
 
@@ -266,6 +263,7 @@ int RunCommand(const Command& command, int argc, char** argv) {
   reconcile_options.features = &cluster;
   reconcile_options.taint_unplugged = flags.taint_unplugged_devices;
   reconcile_options.unplugged_taint_limit = flags.unplugged_taint_limit;
+  reconcile_options.claim_statuses = &statuses;
   controller::NodeReconciler reconcile(reconcile_options, client->get(), clock.get(), scanner.get(), &plugin,
                                        std::move(uevents), &metrics, shutdown.get_token());
   reconcile_ref = &reconcile;

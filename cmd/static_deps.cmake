@@ -41,7 +41,7 @@ function(liken_link_static_deps target)
   # shared libraries) after them: the group resolves every symbol first, so --as-needed then drops those shared
   # libraries. The project's static libraries come before the group so that their references are resolved by it.
   set(own)
-  foreach(lib liken_kubelet_status liken_kubelet liken_kubelet_proto liken_informers liken_controller liken_cdi
+  foreach(lib liken_kubelet liken_kubelet_proto liken_informers liken_controller liken_cdi
               liken_discovery liken_apis liken_common)
     if(TARGET ${lib})
       list(APPEND own ${lib})

@@ -12,6 +12,9 @@
 namespace liken::controller {
 namespace {
 
+using nodestate::ClaimDevice;
+using nodestate::PreparedClaimDevices;
+
 constexpr char kReady[] = "Ready";
 constexpr char kApplyPatch[] = "application/apply-patch+yaml";
 constexpr int kMaxInvalidRetries = 5;

@@ -1,7 +1,9 @@
-// Keeps ResourceClaim status.devices current for the claims prepared on this node (sample-controller style):
-// the plugin's changes and each inventory only record what is wanted and enqueue the claim's key; one worker
-// syncs a key by comparing with the claim cache and, when they differ, writes the driver's entries with a
-// server-side apply of the status subresource. Prepare never waits for it, and its writes stay off the prepare
+// Keeps ResourceClaim status.devices current for the claims prepared on this node (sample-controller style).
+// Every event that starts a status write comes in here, through a handler that only records what is wanted and
+// enqueues the claim's key: a claim prepared or unprepared (SetPrepared, SetUnprepared: the kubelet plugin's
+// nodestate::PreparedClaimEvents), a device gone or back (SetPresentDevices: the node pass's claim-status step,
+// NodeReconciler::RunPass). One worker syncs a key by comparing with the claim cache and, when they differ, writes
+// the driver's entries with a server-side apply of the status subresource; ProcessOne alone decides the retry. Prepare never waits for it, and its writes stay off the prepare
 // path: the keys of prepared and unprepared claims wait until a burst of such changes settles (see kQuietWindow).
 #pragma once
 
@@ -23,30 +25,16 @@
 #include "common/workqueue.h"
 #include "informers/claim_lookup.h"
 #include "informers/kube_client.h"
+#include "nodestate/prepared_claims.h"
 
 namespace liken::controller {
-
-// One device of this driver's pool held by a prepared claim.
-struct ClaimDevice {
-  std::string device;
-  std::optional<std::string> share_id;
-  std::vector<std::string> dev_paths;  // the /dev nodes delivered, in CDI spec order
-};
-
-// A claim prepared on this node and the devices it holds.
-struct PreparedClaimDevices {
-  std::string namespace_name;
-  std::string name;
-  std::string uid;
-  std::vector<ClaimDevice> devices;
-};
 
 // The entries this driver wants in a claim's status.devices: one per device, `Ready` True, or False with reason
 // DeviceUnplugged when `present` (null: unknown, all present) lacks the device; `data` lists the /dev nodes.
 // Transition times come from `current` (the entries the claim has) when the state is unchanged, else `now`.
 // Thread-safe.
 std::vector<apis::AllocatedDeviceStatus> DesiredDeviceStatuses(std::string_view driver, std::string_view pool,
-                                                               const PreparedClaimDevices& claim,
+                                                               const nodestate::PreparedClaimDevices& claim,
                                                                const std::set<std::string>* present,
                                                                const std::vector<apis::AllocatedDeviceStatus>& current,
                                                                absl::Time now);
@@ -59,7 +47,7 @@ class ClaimStatusObserver {
 };
 
 // The controller. Keys are "namespace/name". Thread-safe.
-class ClaimStatusController {
+class ClaimStatusController final : public nodestate::PreparedClaimEvents {
  public:
   // A burst of prepares and unprepares has settled when none came for this long: then each claim it changed is
   // synced once (a claim prepared and unprepared within it costs no write). The kubelet's calls for pods that
@@ -75,19 +63,19 @@ class ClaimStatusController {
   // `pool` is the node name: entries of this driver in another pool are never touched.
   ClaimStatusController(std::string driver, std::string pool, informers::KubeClient* client,
                         informers::ClaimLookup* claims, Clock* clock, ClaimStatusObserver* observer = nullptr);
-  ~ClaimStatusController();  // stops
+  ~ClaimStatusController() override;  // stops
 
   ClaimStatusController(const ClaimStatusController&) = delete;
   ClaimStatusController& operator=(const ClaimStatusController&) = delete;
 
-  // Handlers (quick, never block on the API): a claim is prepared here with these devices (replacing what
-  // was recorded for its key), or was unprepared (its entries are to be removed). The key is synced once the
-  // burst of such changes settles (kQuietWindow, kMaxSettleDelay). Thread-safe.
-  void SetPrepared(PreparedClaimDevices claim);
-  void SetUnprepared(const std::string& namespace_name, const std::string& name, const std::string& uid);
+  // Handlers (nodestate::PreparedClaimEvents; quick, never block on the API): a claim is prepared here with these
+  // devices (replacing what was recorded for its key), or was unprepared (its entries are to be removed). The key
+  // is synced once the burst of such changes settles (kQuietWindow, kMaxSettleDelay). Thread-safe.
+  void SetPrepared(nodestate::PreparedClaimDevices claim) override;
+  void SetUnprepared(const std::string& namespace_name, const std::string& name, const std::string& uid) override;
 
-  // The names of the devices the node publishes now; enqueues at once every prepared claim whose devices'
-  // presence changed. Thread-safe.
+  // Handler of the node pass's claim-status step: the names of the devices the node publishes now; enqueues at
+  // once every prepared claim whose devices' presence changed. Thread-safe.
   void SetPresentDevices(std::set<std::string> names);
 
   // Starts the worker. Call once. Thread-safe.
@@ -132,7 +120,7 @@ class ClaimStatusController {
   std::jthread worker_;  // ended by the queue's shutdown (Stop)
 
   mutable absl::Mutex mu_;
-  std::map<std::string, PreparedClaimDevices> prepared_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, nodestate::PreparedClaimDevices> prepared_ ABSL_GUARDED_BY(mu_);
   std::optional<std::set<std::string>> present_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> settling_ ABSL_GUARDED_BY(mu_);  // keys changed by the burst not yet settled
   absl::Time burst_start_ ABSL_GUARDED_BY(mu_);          // its first change

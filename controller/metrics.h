@@ -21,15 +21,17 @@
 #include "controller/slice_sync.h"
 #include "controller/triggers.h"
 #include "informers/informer.h"
+#include "nodestate/plugin_observer.h"
 
 namespace liken::controller {
 
-// All metrics, and the observer interfaces of the floors below that report through them. The kubelet plugin
-// (a floor above) reports through kubelet::PluginMetrics, which calls the plugin methods below. Thread-safe.
+// All metrics, and the observer interfaces that report through them: the floors' below, and the kubelet plugin's
+// (nodestate::PluginObserver: the plugin, beside the controller, is handed this object by cmd). Thread-safe.
 class Metrics final : public WorkQueueObserver,
                       public SliceSyncObserver,
                       public informers::InformerObserver,
-                      public UeventObserver {
+                      public UeventObserver,
+                      public nodestate::PluginObserver {
  public:
   Metrics();
 
@@ -53,14 +55,14 @@ class Metrics final : public WorkQueueObserver,
   void OnClaimGetFallback() override;
   // UeventObserver.
   void OnUevent(bool acted) override;
-  // The kubelet plugin's events (kubelet::PluginObserver's, through kubelet::PluginMetrics). Thread-safe.
-  void OnPrepare(const absl::Status& result, absl::Duration duration);
-  void OnUnprepare(const absl::Status& result, absl::Duration duration);
-  void OnRebindFailure(absl::string_view usb_interface);
-  void OnPreparedClaims(size_t count);
-  void OnRegistration(bool registered, absl::string_view error);
-  void OnSpecsRefreshed(int count);
-  void OnUnhealthyClaimedDevices(size_t count);
+  // nodestate::PluginObserver: the kubelet plugin's events. Thread-safe.
+  void OnPrepare(const absl::Status& result, absl::Duration duration) override;
+  void OnUnprepare(const absl::Status& result, absl::Duration duration) override;
+  void OnRebindFailure(absl::string_view usb_interface) override;
+  void OnPreparedClaims(size_t count) override;
+  void OnRegistration(bool registered, absl::string_view error) override;
+  void OnSpecsRefreshed(int count) override;
+  void OnUnhealthyClaimedDevices(size_t count) override;
   // The container runtime's CDI: "enabled", "disabled" or "unknown" (others ignored). Thread-safe.
   void OnRuntimeCdi(std::string_view state);
   // A cluster feature's state (ClusterFeatures' change callback); names not in ClusterFeatureNames are ignored.

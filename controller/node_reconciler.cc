@@ -2,6 +2,10 @@
 
 #include <malloc.h>
 
+#include <optional>
+#include <set>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
@@ -24,7 +28,7 @@ informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name
 }
 
 NodeReconciler::NodeReconciler(NodeReconcilerOptions options, informers::KubeClient* client, Clock* clock,
-                               discovery::Scanner* scanner, NodeDevices* devices,
+                               discovery::Scanner* scanner, nodestate::NodeDevices* devices,
                                std::unique_ptr<UeventSource> uevents, Metrics* metrics, std::stop_token shutdown)
     : options_(std::move(options)),
       scanner_(scanner),
@@ -80,7 +84,13 @@ absl::Status NodeReconciler::RunPass() {
     published = PublishSlices(
         discovery::BuildResourceSlices(options_.node_name, *inventory, 0, UnpluggedTainted(*inventory)));
   }
-  RefreshPreparedClaims();  // the CDI specs follow the hardware even while the API server is away
+  // Also after a failed scan or write: the prepared claims follow the hardware even while the API server is away.
+  // Once shutdown was raised a new driver pod may own the CDI specs: neither step runs.
+  if (!shutdown_.stop_requested()) {
+    RefreshPreparedClaims();  // the CDI specs of the prepared claims
+    UpdateClaimStatus();      // their status.devices: a device gone or back
+    ::malloc_trim(0);         // a pass's temporary strings leave free pages inside the heap: give them back
+  }
   return published;
 }
 
@@ -122,10 +132,16 @@ absl::Status NodeReconciler::PublishSlices(const std::vector<apis::ResourceSlice
 }
 
 void NodeReconciler::RefreshPreparedClaims() {
-  if (shutdown_.stop_requested()) return;
   auto refreshed = devices_->RefreshPreparedClaims();
   if (!refreshed.ok()) LogWarning("claim refresh failed", {{"error", refreshed.status().ToString()}});
-  ::malloc_trim(0);  // a pass's temporary strings leave free pages inside the heap: give them back
+}
+
+void NodeReconciler::UpdateClaimStatus() {
+  if (options_.claim_statuses == nullptr) return;
+  // The inventory its holder has now (a prepare's rescan may be newer than this pass's scan); none yet is no news
+  // of unplugged devices. The writer only records it and enqueues the claims whose devices' presence changed.
+  std::optional<std::set<std::string>> present = devices_->PresentDevices();
+  if (present) options_.claim_statuses->SetPresentDevices(*std::move(present));
 }
 
 }  // namespace liken::controller

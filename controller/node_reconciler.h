@@ -1,6 +1,6 @@
 // The owner of a node pass: scan → the node's inventory → desired slices → SliceSync → the refresh of
-// prepared claims; and the loop that runs it (a workqueue fed by uevents, slice events and the periodic
-// resync).
+// prepared claims → their status; and the loop that runs it (a workqueue fed by uevents, slice events and the
+// periodic resync).
 #pragma once
 
 #include <functional>
@@ -14,8 +14,8 @@
 #include "apis/resource_slice.h"
 #include "common/clock.h"
 #include "common/workqueue.h"
+#include "controller/claim_status_controller.h"
 #include "controller/metrics.h"
-#include "controller/node_devices.h"
 #include "controller/node_pass_loop.h"
 #include "controller/slice_sync.h"
 #include "controller/triggers.h"
@@ -24,6 +24,7 @@
 #include "discovery/scanner.h"
 #include "informers/informer.h"
 #include "informers/kube_client.h"
+#include "nodestate/node_devices.h"
 
 namespace liken::controller {
 
@@ -38,6 +39,9 @@ struct NodeReconcilerOptions {
   // (UnpluggedDevices), while `features` says the server keeps taints (or is null).
   bool taint_unplugged = false;
   absl::Duration unplugged_taint_limit = kDefaultUnpluggedTaintLimit;  // the longest it stays published so
+  // The claim status writer that the pass's last step tells which devices are present (a prepared claim's device
+  // gone or back); may be null (no claim status); else outlives the reconciler.
+  ClaimStatusController* claim_statuses = nullptr;
 };
 
 // The informer options of this node's slices (field selector spec.nodeName=<node>,spec.driver=liken.sh).
@@ -47,18 +51,19 @@ informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name
 // One pass (RunPass), on the worker thread: scan the machine; hand the inventory to `devices` (its one
 // holder); build the desired slices from it (with the claimed devices that went away, tainted, when
 // `taint_unplugged` is on); write the difference (SliceSync); then have `devices` refresh the
-// prepared claims against the inventory it holds (also after a failed scan or write: the CDI specs follow the
-// hardware even while the API server is away). Passes are asked for by uevents (coalesced), by any event
+// prepared claims against the inventory it holds, and tell the claim status writer (`claim_statuses`) which
+// devices that inventory publishes (both also after a failed scan or write: the CDI specs and the claims' status
+// follow the hardware even while the API server is away for slices). Passes are asked for by uevents (coalesced), by any event
 // on this node's slices, by retries with backoff and by the periodic resync; the loop (NodePassLoop) calls
 // RunPass and nothing else. Thread-safe.
 class NodeReconciler {
  public:
   // `client`, `clock`, `scanner`, `devices` and `metrics` (may be null) must outlive the reconciler;
   // `uevents` (may be null: the periodic resync then notices hot-plug) is taken. Raising `shutdown` stops
-  // the slice informer at once (even during Start) and ends the refresh of prepared claims: a new driver pod
-  // may own the CDI specs by then. Nothing runs before Start.
+  // the slice informer at once (even during Start) and ends the refresh of prepared claims and the claim-status
+  // step: a new driver pod may own the CDI specs by then. Nothing runs before Start.
   NodeReconciler(NodeReconcilerOptions options, informers::KubeClient* client, Clock* clock,
-                 discovery::Scanner* scanner, NodeDevices* devices, std::unique_ptr<UeventSource> uevents,
+                 discovery::Scanner* scanner, nodestate::NodeDevices* devices, std::unique_ptr<UeventSource> uevents,
                  Metrics* metrics, std::stop_token shutdown);
   ~NodeReconciler();  // Stop()
   NodeReconciler(const NodeReconciler&) = delete;
@@ -85,8 +90,8 @@ class NodeReconciler {
   bool ProcessOneForTest();
 
   // One pass, top to bottom: scan → the inventory to its holder → desired slices → SliceSync → the refresh
-  // of prepared claims (also after a failed scan or write). Returns the scan's or the sync's error, for the
-  // loop's retry. Worker thread (the loop calls it; tests through ProcessOneForTest).
+  // of prepared claims → the devices present to the claim status writer (the last two also after a failed scan
+  // or write, not once `shutdown` was raised). Returns the scan's or the sync's error, for the loop's retry. Worker thread (the loop calls it; tests through ProcessOneForTest).
   absl::Status RunPass();
 
   // Passes run so far (successful or not). Thread-safe.
@@ -100,11 +105,12 @@ class NodeReconciler {
   absl::StatusOr<discovery::Inventory> Scan();
   std::vector<apis::SliceDevice> UnpluggedTainted(const discovery::Inventory& inventory);
   absl::Status PublishSlices(const std::vector<apis::ResourceSlice>& desired);
-  void RefreshPreparedClaims();  // not once `shutdown` was raised
+  void RefreshPreparedClaims();
+  void UpdateClaimStatus();  // the devices present now: a prepared claim's device gone or back
 
   const NodeReconcilerOptions options_;
   discovery::Scanner* const scanner_;
-  NodeDevices* const devices_;
+  nodestate::NodeDevices* const devices_;
   Metrics* const metrics_;
   const std::stop_token shutdown_;
   WorkQueue queue_;

@@ -12,7 +12,7 @@ namespace liken::controller {
 namespace {
 
 // False only when the device's sysfs directory is known and no longer exists.
-bool SysfsGone(const HeldDevice& device) {
+bool SysfsGone(const nodestate::HeldDevice& device) {
   if (device.sysfs_path.empty()) return false;
   struct stat st;
   return ::stat(device.sysfs_path.c_str(), &st) != 0;
@@ -43,14 +43,14 @@ std::string TaintTime(absl::Time t) {
 UnpluggedDevices::UnpluggedDevices(Clock* clock, absl::Duration limit) : clock_(clock), limit_(limit) {}
 
 std::vector<apis::SliceDevice> UnpluggedDevices::Tainted(const discovery::Inventory& inventory,
-                                                         const std::vector<HeldDevice>& held,
+                                                         const std::vector<nodestate::HeldDevice>& held,
                                                          const PublishedFunc& published) {
   const absl::Time now = clock_->Now();
   std::optional<std::vector<apis::ResourceSlice>> slices;  // read once, when needed
   std::map<std::string, absl::Time> since;
   std::set<std::string> expired;
   std::vector<apis::SliceDevice> out;
-  for (const HeldDevice& h : held) {
+  for (const nodestate::HeldDevice& h : held) {
     if (h.admin_access_only || inventory.Find(h.name) != nullptr || !SysfsGone(h)) continue;
     absl::Time added;
     if (auto it = since_.find(h.name); it != since_.end()) {

@@ -12,7 +12,7 @@
 #include "absl/time/time.h"
 #include "apis/resource_slice.h"
 #include "common/clock.h"
-#include "controller/node_devices.h"
+#include "nodestate/node_devices.h"
 #include "discovery/inventory.h"
 
 namespace liken::controller {
@@ -43,7 +43,7 @@ class UnpluggedDevices {
   // tolerationSeconds). Logs each device tainted, each no longer tainted, and each whose limit ran out.
   // Not thread-safe.
   using PublishedFunc = std::function<std::vector<apis::ResourceSlice>()>;
-  std::vector<apis::SliceDevice> Tainted(const discovery::Inventory& inventory, const std::vector<HeldDevice>& held,
+  std::vector<apis::SliceDevice> Tainted(const discovery::Inventory& inventory, const std::vector<nodestate::HeldDevice>& held,
                                          const PublishedFunc& published);
 
   // How many devices are published tainted after the last Tainted call. Not thread-safe.

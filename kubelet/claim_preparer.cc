@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "cdi/claim_spec.h"
 #include "common/log.h"
+#include "kubelet/prepared_claim_devices.h"
 
 namespace liken::kubelet {
 namespace {
@@ -37,8 +38,9 @@ void AssertSlotInvariant(const ClaimSlotTable& slots, const char* after, Invaria
 
 ClaimPreparer::ClaimPreparer(std::string node_name, informers::ClaimLookup* lookup, DeviceCatalog* catalog,
                              const cdi::ClaimSpecStore* specs, const ClaimCheckpoint* checkpoint,
-                             UsbRebinder* rebinder, PluginObserver* observer, const DeviceMetadataStore* metadata)
-    : resolver_(std::move(node_name), lookup, catalog, metadata != nullptr),
+                             UsbRebinder* rebinder, nodestate::PluginObserver* observer, const DeviceMetadataStore* metadata)
+    : pool_(std::move(node_name)),
+      resolver_(pool_, lookup, catalog, metadata != nullptr),
       specs_(specs),
       checkpoint_(checkpoint),
       rebinder_(rebinder),
@@ -49,8 +51,11 @@ ClaimPreparer::ClaimPreparer(std::string node_name, informers::ClaimLookup* look
 void ClaimPreparer::SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) {
   const bool was = slot.prepared.has_value();
   const bool is = claim.has_value();
-  if (listener_ != nullptr && (was || is)) {
-    listener_->OnPreparedClaimChanged(is ? claim->ref : slot.prepared->ref, is ? &*claim : nullptr);
+  if (events_ != nullptr && is) {
+    events_->SetPrepared(ClaimDevicesOf(*claim, pool_));
+  } else if (events_ != nullptr && was) {
+    const ClaimRef& ref = slot.prepared->ref;
+    events_->SetUnprepared(ref.namespace_name, ref.name, ref.uid);
   }
   absl::MutexLock lock(&devices_mu_);
   if (slot.prepared) {
@@ -89,9 +94,9 @@ std::vector<std::string> ClaimPreparer::PreparedDeviceNames() const {
   return names;
 }
 
-std::vector<controller::HeldDevice> ClaimPreparer::HeldDevices() const {
+std::vector<nodestate::HeldDevice> ClaimPreparer::HeldDevices() const {
   absl::MutexLock lock(&devices_mu_);
-  std::vector<controller::HeldDevice> out;
+  std::vector<nodestate::HeldDevice> out;
   out.reserve(prepared_device_refs_.size());
   for (const auto& [name, held] : prepared_device_refs_) {
     out.push_back({name, held.device.attributes, held.device.sysfs_path, held.owner_refs <= 0});

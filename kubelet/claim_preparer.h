@@ -52,7 +52,6 @@
 #include "absl/synchronization/mutex.h"
 #include "cdi/cdi_spec.h"
 #include "cdi/claim_spec_store.h"
-#include "controller/node_devices.h"
 #include "informers/claim_lookup.h"
 #include "kubelet/claim_checkpoint.h"
 #include "kubelet/claim_files.h"
@@ -61,10 +60,11 @@
 #include "kubelet/claim_slot_table.h"
 #include "kubelet/device_catalog.h"
 #include "kubelet/device_metadata_writer.h"
-#include "kubelet/plugin_observer.h"
 #include "kubelet/prepared_claim.h"
-#include "kubelet/prepared_claim_listener.h"
 #include "kubelet/usb_rebinder.h"
+#include "nodestate/node_devices.h"
+#include "nodestate/plugin_observer.h"
+#include "nodestate/prepared_claims.h"
 
 namespace liken::kubelet {
 
@@ -81,11 +81,11 @@ class ClaimPreparer {
   // `metadata` may be null: no device metadata files are written.
   ClaimPreparer(std::string node_name, informers::ClaimLookup* lookup, DeviceCatalog* catalog,
                 const cdi::ClaimSpecStore* specs, const ClaimCheckpoint* checkpoint, UsbRebinder* rebinder,
-                PluginObserver* observer, const DeviceMetadataStore* metadata = nullptr);
+                nodestate::PluginObserver* observer, const DeviceMetadataStore* metadata = nullptr);
 
-  // Tells `listener` (borrowed; null: none) of every change of the prepared claims. Call before Recover.
-  // Not thread-safe.
-  void SetListener(PreparedClaimListener* listener) { listener_ = listener; }
+  // Tells `events` (borrowed; null: none) of every change of the prepared claims, with the devices of this node's
+  // pool (ClaimDevicesOf), under the claim's lock. Call before Recover. Not thread-safe.
+  void SetClaimEvents(nodestate::PreparedClaimEvents* events) { events_ = events; }
 
   // Start-up recovery, before serving: reloads claims prepared in this boot and restores their CDI specs,
   // forgets claims of an earlier boot, and removes liken specs no record accounts for. Fails only when the
@@ -122,7 +122,7 @@ class ClaimPreparer {
 
   // The devices held by prepared claims, as delivered (the latest prepare or refresh's copy), sorted by name.
   // Thread-safe.
-  std::vector<controller::HeldDevice> HeldDevices() const;
+  std::vector<nodestate::HeldDevice> HeldDevices() const;
 
   // How many claims are prepared. Thread-safe.
   size_t PreparedCount() const { return prepared_count_.load(); }
@@ -145,13 +145,14 @@ class ClaimPreparer {
   void SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
   void Rebind(const PreparedClaim& claim);
 
+  const std::string pool_;  // the node name: the pool whose devices the claim events carry
   const ClaimResolver resolver_;
   const cdi::ClaimSpecStore* const specs_;
   const ClaimCheckpoint* const checkpoint_;
   UsbRebinder* const rebinder_;
-  PluginObserver* const observer_;
+  nodestate::PluginObserver* const observer_;
   const DeviceMetadataStore* const metadata_;  // null: off
-  PreparedClaimListener* listener_ = nullptr;  // set before serving; then read-only
+  nodestate::PreparedClaimEvents* events_ = nullptr;  // set before serving; then read-only
   const ClaimFiles files_;
 
   // Lock order: slot mutexes (several only through ClaimSlotLocks), then the claims directory's lock, then devices_mu_

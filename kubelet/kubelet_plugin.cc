@@ -36,7 +36,7 @@ std::unique_ptr<grpc::Server> Listen(const std::string& path, const std::vector<
 }  // namespace
 
 KubeletPlugin::KubeletPlugin(KubeletPluginOptions options, discovery::Scanner* scanner,
-                             informers::ClaimLookup* lookup, PluginObserver* observer)
+                             informers::ClaimLookup* lookup, nodestate::PluginObserver* observer)
     : options_(std::move(options)),
       lookup_(lookup),
       observer_(observer != nullptr ? observer : &default_observer_),
@@ -84,7 +84,7 @@ absl::Status KubeletPlugin::StartLocked(std::stop_token stop) {
 
   preparer_ = std::make_unique<ClaimPreparer>(options_.node_name, lookup_, &catalog_, &specs_, checkpoint_.get(),
                                               rebinder_.get(), observer_, metadata_.get());
-  preparer_->SetListener(options_.claim_listener);
+  preparer_->SetClaimEvents(options_.claim_events);
   if (auto st = preparer_->Recover(std::move(stop)); !st.ok()) return st;
 
   dra_services_.push_back(NewDraV1Service(preparer_.get()));
@@ -146,11 +146,7 @@ absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims() {
   }
   std::shared_ptr<const InventorySnapshot> snapshot = catalog_.Current();
   auto refreshed = preparer_->Refresh(*snapshot);
-  // Nothing scanned yet is no news of unplugged devices.
-  if (options_.claim_listener != nullptr && snapshot->generation > 0) {
-    options_.claim_listener->OnInventory(snapshot->inventory);
-  }
-  if (snapshot->generation > 0) {
+  if (snapshot->generation > 0) {  // nothing scanned yet is no news of unplugged devices
     const auto health = ComputeDeviceHealth(snapshot->inventory, preparer_->PreparedDeviceNames());
     observer_->OnUnhealthyClaimedDevices(static_cast<size_t>(
         std::count_if(health.begin(), health.end(), [](const DeviceHealthState& h) { return !h.healthy; })));
@@ -164,9 +160,21 @@ absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims(const discovery::Invent
   return RefreshPreparedClaims();
 }
 
-std::vector<controller::HeldDevice> KubeletPlugin::HeldDevices() const {
+std::vector<nodestate::HeldDevice> KubeletPlugin::HeldDevices() const {
   absl::MutexLock lock(&mu_);
-  return preparer_ ? preparer_->HeldDevices() : std::vector<controller::HeldDevice>{};
+  return preparer_ ? preparer_->HeldDevices() : std::vector<nodestate::HeldDevice>{};
+}
+
+std::optional<std::set<std::string>> KubeletPlugin::PresentDevices() const {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!preparer_) return std::nullopt;
+  }
+  std::shared_ptr<const InventorySnapshot> snapshot = catalog_.Current();
+  if (snapshot->generation == 0) return std::nullopt;
+  std::set<std::string> names;
+  for (const auto& device : snapshot->inventory.published) names.insert(device.name);
+  return names;
 }
 
 bool KubeletPlugin::registered() const {

@@ -4,6 +4,8 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 
@@ -15,7 +17,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cdi/claim_spec_store.h"
-#include "controller/node_devices.h"
 #include "discovery/inventory.h"
 #include "discovery/scanner.h"
 #include "informers/claim_lookup.h"
@@ -24,10 +25,12 @@
 #include "kubelet/claim_preparer.h"
 #include "kubelet/device_metadata_writer.h"
 #include "kubelet/device_catalog.h"
-#include "kubelet/plugin_observer.h"
 #include "kubelet/registration_service.h"
 #include "kubelet/socket_paths.h"
 #include "kubelet/usb_rebinder.h"
+#include "nodestate/node_devices.h"
+#include "nodestate/plugin_observer.h"
+#include "nodestate/prepared_claims.h"
 
 namespace liken::kubelet {
 
@@ -42,7 +45,8 @@ struct KubeletPluginOptions {
   absl::Duration health_resend_interval = absl::Seconds(20);
   absl::Duration health_timeout = absl::Seconds(60);
   absl::Duration shutdown_grace = absl::Seconds(10);  // in-flight calls get this long at Stop()
-  PreparedClaimListener* claim_listener = nullptr;  // borrowed; told of every change of the prepared claims
+  // Borrowed; told of every change of the prepared claims (the claim status writer's handlers); null: none.
+  nodestate::PreparedClaimEvents* claim_events = nullptr;
   bool device_metadata = true;  // write each claim's DeviceMetadata files and mount them (device_metadata_writer.h)
   // Where those files are written; empty: <kubelet-root>/plugins/<driver>/metadata. They are rebuilt from the
   // records at start-up, so a tmpfs (the chart's /var/run/liken.sh/metadata) spares the disk 3 inodes per claim.
@@ -51,15 +55,15 @@ struct KubeletPluginOptions {
 
 // The kubelet plugin: construct, Start(), feed inventories, Stop(). The checkpoint lives in
 // `<kubelet-root>/plugins/liken.sh/claims/<claimUID>.json`. Its device catalog is the one holder of the node's
-// latest inventory; as controller::NodeDevices it takes each node pass's scan and refreshes the prepared
+// latest inventory; as nodestate::NodeDevices it takes each node pass's scan and refreshes the prepared
 // claims after it. Thread-safe.
-class KubeletPlugin final : public controller::NodeDevices {
+class KubeletPlugin final : public nodestate::NodeDevices {
  public:
   // `scanner` (for rescans when a claim names a device the last inventory lacks) and `lookup` are borrowed
   // and must outlive the plugin; `observer` may be null (no-op) and is
   // borrowed too. Nothing happens until Start().
   KubeletPlugin(KubeletPluginOptions options, discovery::Scanner* scanner, informers::ClaimLookup* lookup,
-                PluginObserver* observer);
+                nodestate::PluginObserver* observer);
   ~KubeletPlugin() override;  // calls Stop()
 
   KubeletPlugin(const KubeletPlugin&) = delete;
@@ -80,13 +84,17 @@ class KubeletPlugin final : public controller::NodeDevices {
   void UpdateInventory(const discovery::Inventory& inventory,
                        ScanClock::time_point scan_started = ScanClock::now()) override;
 
-  // controller::NodeDevices, after each node pass: rewrites the CDI specs of prepared claims whose device nodes
+  // nodestate::NodeDevices, after each node pass: rewrites the CDI specs of prepared claims whose device nodes
   // changed (against the freshest inventory held) or whose spec vanished; 0 before Start. Returns how many
   // specs it rewrote; fails (after doing the rest) when a write failed. Thread-safe.
   absl::StatusOr<int> RefreshPreparedClaims() override;
 
-  // controller::NodeDevices: the devices the prepared claims hold; none before Start. Thread-safe.
-  std::vector<controller::HeldDevice> HeldDevices() const override;
+  // nodestate::NodeDevices: the devices the prepared claims hold; none before Start. Thread-safe.
+  std::vector<nodestate::HeldDevice> HeldDevices() const override;
+
+  // nodestate::NodeDevices: the names of the devices the catalog's inventory publishes; nullopt before Start and
+  // while nothing was scanned. Thread-safe.
+  std::optional<std::set<std::string>> PresentDevices() const override;
 
   // UpdateInventory(inventory, scan_started), then RefreshPreparedClaims(). Thread-safe.
   absl::StatusOr<int> RefreshPreparedClaims(const discovery::Inventory& inventory,
@@ -106,8 +114,8 @@ class KubeletPlugin final : public controller::NodeDevices {
 
   const KubeletPluginOptions options_;
   informers::ClaimLookup* const lookup_;
-  PluginObserver default_observer_;
-  PluginObserver* const observer_;
+  nodestate::PluginObserver default_observer_;
+  nodestate::PluginObserver* const observer_;
 
   DeviceCatalog catalog_;
   cdi::ClaimSpecStore specs_;

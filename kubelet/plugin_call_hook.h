@@ -1,4 +1,4 @@
-// A PluginObserver in front of another that also reports the end of each prepare and unprepare, so the daemon
+// A nodestate::PluginObserver in front of another that also reports the end of each prepare and unprepare, so the daemon
 // can act once a burst of kubelet calls is over (give the heap's free pages back) without the plugin knowing.
 #pragma once
 
@@ -9,16 +9,16 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "kubelet/plugin_observer.h"
+#include "nodestate/plugin_observer.h"
 
 namespace liken::kubelet {
 
 // Forwards every event to `next` (may be null) and calls `after_call` after each claim's prepare or unprepare
 // result. `after_call` must be thread-safe and must not block (a Coalescer's Notify). Thread-safe.
-class PluginCallHook final : public PluginObserver {
+class PluginCallHook final : public nodestate::PluginObserver {
  public:
   // `next` is borrowed and must outlive the hook.
-  PluginCallHook(PluginObserver* next, std::function<void()> after_call)
+  PluginCallHook(nodestate::PluginObserver* next, std::function<void()> after_call)
       : next_(next), after_call_(std::move(after_call)) {}
 
   void OnPrepare(const absl::Status& result, absl::Duration duration) override {
@@ -46,7 +46,7 @@ class PluginCallHook final : public PluginObserver {
   }
 
  private:
-  PluginObserver* const next_;
+  nodestate::PluginObserver* const next_;
   const std::function<void()> after_call_;
 };
 

@@ -8,7 +8,7 @@ std::vector<std::string> SupportedServiceVersions() {
   return {"v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth", "v1alpha1.DRAResourceHealth"};
 }
 
-RegistrationService::RegistrationService(std::string driver_name, std::string dra_endpoint, PluginObserver* observer)
+RegistrationService::RegistrationService(std::string driver_name, std::string dra_endpoint, nodestate::PluginObserver* observer)
     : driver_name_(std::move(driver_name)), dra_endpoint_(std::move(dra_endpoint)), observer_(observer) {}
 
 grpc::Status RegistrationService::GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kubelet/plugin_observer.h"
 #include "kubelet/proto/pluginregistration.grpc.pb.h"
+#include "nodestate/plugin_observer.h"
 
 namespace liken::kubelet {
 
@@ -17,7 +17,7 @@ std::vector<std::string> SupportedServiceVersions();
 class RegistrationService final : public pluginregistration::Registration::Service {
  public:
   // `observer` is borrowed and must outlive the service.
-  RegistrationService(std::string driver_name, std::string dra_endpoint, PluginObserver* observer);
+  RegistrationService(std::string driver_name, std::string dra_endpoint, nodestate::PluginObserver* observer);
 
   grpc::Status GetInfo(grpc::ServerContext* context, const pluginregistration::InfoRequest* request,
                        pluginregistration::PluginInfo* response) override;
@@ -31,7 +31,7 @@ class RegistrationService final : public pluginregistration::Registration::Servi
  private:
   const std::string driver_name_;
   const std::string dra_endpoint_;
-  PluginObserver* const observer_;
+  nodestate::PluginObserver* const observer_;
   std::atomic<bool> registered_{false};
 };
 

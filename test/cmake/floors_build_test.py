@@ -2,7 +2,7 @@
 """An upward include fails the build (cmake/floors.cmake).
 
 Usage: floors_build_test.py CMAKE BUILD_DIR. Builds three probes that link liken_discovery (floor 3): one that
-includes its own and lower floors must compile; one that includes controller/ (floor 5) and one that includes cdi/
+includes its own and lower floors must compile; one that includes controller/ (floor 6) and one that includes cdi/
 (floor 3, not linked) must fail, on the include itself (GCC's "No such file", Clang's "file not found"), while the
 included header exists in the source tree. Prints each probe's verdict and exits 1 on a wrong one.
 """

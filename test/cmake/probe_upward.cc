@@ -1,2 +1,2 @@
-// Must not compile: controller/ is two floors above discovery/, which a target linking liken_discovery sees.
+// Must not compile: controller/ is three floors above discovery/, which a target linking liken_discovery sees.
 #include "controller/node_reconciler.h"

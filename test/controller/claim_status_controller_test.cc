@@ -16,6 +16,8 @@
 namespace liken::controller {
 namespace {
 
+using nodestate::PreparedClaimDevices;
+
 using liken::testing::DriveUntil;
 using liken::testing::FakeApiServer;
 using liken::testing::FakeClock;

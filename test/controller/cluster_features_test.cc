@@ -235,12 +235,13 @@ TEST_F(ProbeTest, AServerDroppingTaintsIsDetectedApartFromSharing) {
 }
 
 // A node whose prepared claim holds usb-1-2, whose sysfs directory is gone.
-class HoldsAnUnpluggedDevice final : public NodeDevices {
+class HoldsAnUnpluggedDevice final : public nodestate::NodeDevices {
  public:
   void UpdateInventory(const discovery::Inventory&, discovery::ScanClock::time_point) override {}
   absl::StatusOr<int> RefreshPreparedClaims() override { return 0; }
-  std::vector<HeldDevice> HeldDevices() const override {
-    HeldDevice h;
+  std::optional<std::set<std::string>> PresentDevices() const override { return std::nullopt; }
+  std::vector<nodestate::HeldDevice> HeldDevices() const override {
+    nodestate::HeldDevice h;
     h.name = "usb-1-2";
     h.attributes["liken.sh/bus"] = std::string("usb");
     h.sysfs_path = ::testing::TempDir() + "/no-such-sysfs-dir/usb-1-2";

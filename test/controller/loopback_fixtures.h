@@ -3,14 +3,17 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "controller/node_devices.h"
 #include "informers/kube_client.h"
 #include "informers/rest_client.h"
+#include "nodestate/node_devices.h"
 #include "test/common/fake_clock.h"
 #include "test/informers/fake_api_server.h"
 
@@ -27,11 +30,12 @@ inline absl::StatusOr<std::unique_ptr<informers::KubeClient>> LoopbackRestClient
 }
 
 // A node without prepared claims.
-class NoClaims final : public controller::NodeDevices {
+class NoClaims final : public nodestate::NodeDevices {
  public:
   void UpdateInventory(const discovery::Inventory&, discovery::ScanClock::time_point) override {}
   absl::StatusOr<int> RefreshPreparedClaims() override { return 0; }
-  std::vector<controller::HeldDevice> HeldDevices() const override { return {}; }
+  std::vector<nodestate::HeldDevice> HeldDevices() const override { return {}; }
+  std::optional<std::set<std::string>> PresentDevices() const override { return std::nullopt; }
 };
 
 // Waits (wall clock; the worker and the watch run on their own threads) until `cond` holds or `limit`

@@ -1,7 +1,9 @@
 // The node pass in the order its owner runs it: scan → the inventory's holder → desired slices → writes →
-// the refresh of prepared claims. Passes run on the test's thread (ProcessOneForTest); the clock is fake.
+// the refresh of prepared claims → the devices present to the claim status writer. Passes run on the test's thread (ProcessOneForTest); the clock is fake.
 #include "controller/node_reconciler.h"
 
+#include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -10,24 +12,39 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "controller/claim_status_controller.h"
+#include "nodestate/node_devices.h"
 #include "test/common/fake_clock.h"
 #include "test/informers/fake_kube_client.h"
+#include "test/kubelet/fake_claim_lookup.h"
 #include "test/kubelet/fake_scanner.h"
 
 namespace liken::controller {
 namespace {
 
+using liken::testing::FakeClaimLookup;
 using liken::testing::FakeClock;
 using liken::testing::FakeKubeClient;
 using liken::testing::FakeScanner;
+using nodestate::HeldDevice;
 
 // Records what a pass asks of the kubelet side, in order, with the API writes done by then. Thread-safe.
-class RecordingDevices final : public NodeDevices {
+class RecordingDevices final : public nodestate::NodeDevices {
  public:
   explicit RecordingDevices(const FakeKubeClient* client) : client_(client) {}
 
   void UpdateInventory(const discovery::Inventory& inventory, discovery::ScanClock::time_point) override {
     Record(absl::StrCat("inventory of ", inventory.published.size()));
+    std::set<std::string> names;
+    for (const auto& d : inventory.published) names.insert(d.name);
+    absl::MutexLock lock(&mu_);
+    present_ = std::move(names);
+  }
+  // The names in the inventory held (the last one handed over; none before the first). Thread-safe.
+  std::optional<std::set<std::string>> PresentDevices() const override {
+    Record("present");
+    absl::MutexLock lock(&mu_);
+    return present_;
   }
   absl::StatusOr<int> RefreshPreparedClaims() override {
     Record("refresh");
@@ -49,7 +66,7 @@ class RecordingDevices final : public NodeDevices {
   }
 
  private:
-  void Record(const std::string& call) {
+  void Record(const std::string& call) const {
     std::string entry = absl::StrCat(call, " after ", client_->Writes().size(), " writes");
     absl::MutexLock lock(&mu_);
     calls_.push_back(std::move(entry));
@@ -57,8 +74,9 @@ class RecordingDevices final : public NodeDevices {
 
   const FakeKubeClient* const client_;
   mutable absl::Mutex mu_;
-  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
   std::vector<HeldDevice> held_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::set<std::string>> present_ ABSL_GUARDED_BY(mu_);
 };
 
 discovery::Inventory TwoUsbDevices() {
@@ -79,11 +97,13 @@ class NodeReconcilerTest : public ::testing::Test {
     scanner_.Set(TwoUsbDevices());
   }
 
-  std::unique_ptr<NodeReconciler> NewReconciler(bool taint_unplugged = false, ClusterFeatures* features = nullptr) {
+  std::unique_ptr<NodeReconciler> NewReconciler(bool taint_unplugged = false, ClusterFeatures* features = nullptr,
+                                                ClaimStatusController* statuses = nullptr) {
     NodeReconcilerOptions options;
     options.node_name = "n1";
     options.taint_unplugged = taint_unplugged;
     options.features = features;
+    options.claim_statuses = statuses;
     return std::make_unique<NodeReconciler>(options, &client_, &clock_, &scanner_, &devices_, nullptr, nullptr,
                                             shutdown_.get_token());
   }
@@ -250,6 +270,47 @@ TEST_F(NodeReconcilerTest, ADeviceWhoseSysfsDirectoryIsStillThereIsNotTainted) {
   reconciler->Enqueue();
   ASSERT_TRUE(reconciler->ProcessOneForTest());
   EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1"}));
+}
+
+// The claim-status step, the pass's last: the devices the held inventory publishes go to the claim status writer,
+// whose handler enqueues at once each prepared claim whose device went away or came back; nothing else does.
+TEST_F(NodeReconcilerTest, ThePassEndsByTellingTheClaimStatusWriterWhichDevicesArePresent) {
+  FakeClaimLookup claims;  // caches no claim: a sync fails and waits for its retry
+  ClaimStatusController statuses("liken.sh", "n1", &client_, &claims, &clock_);
+  statuses.SetPrepared({"ns1", "serial", "u1", {{"usb-1-2", std::nullopt, {"/dev/ttyUSB0"}}}});
+  auto reconciler = NewReconciler(/*taint_unplugged=*/false, nullptr, &statuses);
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(devices_.calls(), (std::vector<std::string>{"inventory of 2 after 0 writes", "refresh after 1 writes",
+                                                        "present after 1 writes"}));
+  EXPECT_EQ(statuses.DrainForTest(), 0) << "usb-1-2 is present, as assumed before any pass";
+
+  scanner_.Set(OnlyFirstUsbDevice());  // unplugged
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(statuses.DrainForTest(), 1) << "the claim holding usb-1-2 is synced at once";
+
+  scanner_.SetFailure(absl::InternalError("sysfs is gone"));  // the held inventory stays: no news
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(devices_.calls().back(), "present after 2 writes") << "the step runs after a failed scan too";
+  EXPECT_EQ(statuses.DrainForTest(), 0);
+
+  scanner_.SetFailure(absl::OkStatus());
+  scanner_.Set(TwoUsbDevices());  // plugged back
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(statuses.DrainForTest(), 1) << "the claim holding usb-1-2 is synced again";
+
+  shutdown_.request_stop();
+  const size_t calls = devices_.calls().size();
+  scanner_.Set(OnlyFirstUsbDevice());
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  EXPECT_EQ(devices_.calls().size(), calls + 1) << "after shutdown the pass hands over its scan and stops there";
+  EXPECT_EQ(statuses.DrainForTest(), 0);
+  reconciler->Stop();
+  statuses.Stop();
 }
 
 }  // namespace

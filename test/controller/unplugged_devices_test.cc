@@ -26,8 +26,8 @@ class UnpluggedDevicesTest : public ::testing::Test {
   }
 
   // A device a prepared claim holds, with a sysfs directory that exists (`present`) or not.
-  HeldDevice Held(const std::string& name, bool sysfs_present) {
-    HeldDevice h;
+  nodestate::HeldDevice Held(const std::string& name, bool sysfs_present) {
+    nodestate::HeldDevice h;
     h.name = name;
     h.attributes["liken.sh/serial"] = std::string(absl::StrCat("serial-of-", name));
     h.sysfs_path = absl::StrCat(root_, "/", name);
@@ -57,11 +57,11 @@ class UnpluggedDevicesTest : public ::testing::Test {
 
 TEST_F(UnpluggedDevicesTest, OnlyAHeldDeviceWhoseSysfsDirectoryIsGoneIsTainted) {
   UnpluggedDevices unplugged(&clock_);
-  HeldDevice admin = Held("usb-1-4", false);
+  nodestate::HeldDevice admin = Held("usb-1-4", false);
   admin.admin_access_only = true;
-  HeldDevice unknown_path = Held("usb-1-5", false);
+  nodestate::HeldDevice unknown_path = Held("usb-1-5", false);
   unknown_path.sysfs_path.clear();
-  const std::vector<HeldDevice> held = {Held("usb-1-1", true),   // still published
+  const std::vector<nodestate::HeldDevice> held = {Held("usb-1-1", true),   // still published
                                         Held("usb-1-2", false),  // unplugged: tainted
                                         Held("usb-1-3", true),   // driver unbound or detached by libusb: not tainted
                                         admin, unknown_path};
@@ -87,7 +87,7 @@ TEST_F(UnpluggedDevicesTest, OnlyAHeldDeviceWhoseSysfsDirectoryIsGoneIsTainted) 
 
 TEST_F(UnpluggedDevicesTest, TheTaintKeepsItsTimeAndGoesWhenTheDeviceComesBackOrIsReleased) {
   UnpluggedDevices unplugged(&clock_);
-  const std::vector<HeldDevice> held = {Held("usb-1-2", false)};
+  const std::vector<nodestate::HeldDevice> held = {Held("usb-1-2", false)};
   const std::string first = unplugged.Tainted(InventoryOf({}), held, nullptr).at(0).taints.at(0).time_added;
   clock_.Advance(absl::Seconds(30));
   int reads = 0;
@@ -113,7 +113,7 @@ TEST_F(UnpluggedDevicesTest, TheTaintKeepsItsTimeAndGoesWhenTheDeviceComesBackOr
 
 TEST_F(UnpluggedDevicesTest, TheLimitEndsThePublicationWhileAClaimStillHoldsIt) {
   UnpluggedDevices unplugged(&clock_, absl::Minutes(10));
-  const std::vector<HeldDevice> held = {Held("usb-1-2", false)};
+  const std::vector<nodestate::HeldDevice> held = {Held("usb-1-2", false)};
   ASSERT_EQ(unplugged.Tainted(InventoryOf({}), held, nullptr).size(), 1u);
   clock_.Advance(absl::Minutes(10) - absl::Seconds(1));
   EXPECT_EQ(unplugged.Tainted(InventoryOf({}), held, nullptr).size(), 1u);
@@ -124,7 +124,7 @@ TEST_F(UnpluggedDevicesTest, TheLimitEndsThePublicationWhileAClaimStillHoldsIt) 
 }
 
 TEST_F(UnpluggedDevicesTest, ARestartedDaemonKeepsTheTaintTimeThatIsPublished) {
-  const std::vector<HeldDevice> held = {Held("usb-1-2", false), Held("usb-1-3", false)};
+  const std::vector<nodestate::HeldDevice> held = {Held("usb-1-2", false), Held("usb-1-3", false)};
   apis::ResourceSlice slice;
   slice.devices.resize(2);
   slice.devices[0].name = "usb-1-2";

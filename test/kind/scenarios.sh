@@ -80,8 +80,18 @@ scenario_laptop_node() {
 # the laptop worker fires LikenClaimedDeviceUnhealthy, plugging it back resolves it.
 scenario_alert() { multinode_scenario_alert; }
 scenario_node_delete() { multinode_scenario_node_delete; }
+# squat/generic-device-plugin (built by hack/gdp-image.sh, loaded on the laptop worker only) and liken-dra serving one
+# name, squat.ai/serial, to one unedited pod spec on two workers; then the laptop worker migrated.
+load_gdp_image() { kind load image-archive "$GDP_ARCHIVE" --name "$LIKEN_KIND_CLUSTER" --nodes "$1"; }
+scenario_mixed_cluster() {
+  local ref t0=$SECONDS
+  IFS=$'\t' read -r GDP_ARCHIVE ref < <("$REPO/hack/gdp-image.sh") && [ -n "$ref" ] ||
+    { fail "hack/gdp-image.sh could not build the plugin's image"; return 1; }
+  log "plugin image $ref ready in $((SECONDS - t0))s"
+  multinode_scenario_gdp_mixed "$ref" load_gdp_image
+}
 
-ALL=(drivers_ready placement exact_dev drain rollout laptop_node alert node_delete)
+ALL=(drivers_ready placement exact_dev drain rollout laptop_node alert mixed_cluster node_delete)
 [ $# -gt 0 ] && ALL=("$@")
 apply_device_classes
 for s in "${ALL[@]}"; do

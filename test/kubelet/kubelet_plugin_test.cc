@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
+#include <set>
+#include <utility>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cdi/cdi_spec.h"
 #include "kubelet/claim_resolver.h"
 #include "common/atomic_file.h"
@@ -62,6 +66,31 @@ nlohmann::json CdiDevice(const std::string& uid, const std::string& device,
   return {{"name", uid + "-" + device}, {"containerEdits", {{"deviceNodes", dn}}}};
 }
 
+// Records the prepare side's claim events (nodestate::PreparedClaimEvents), each as "prepared NS/NAME UID
+// DEVICE=PATH,PATH ..." or "unprepared NS/NAME UID". Thread-safe.
+class RecordingClaimEvents final : public nodestate::PreparedClaimEvents {
+ public:
+  void SetPrepared(nodestate::PreparedClaimDevices claim) override {
+    std::string event = absl::StrCat("prepared ", claim.namespace_name, "/", claim.name, " ", claim.uid);
+    for (const auto& d : claim.devices) absl::StrAppend(&event, " ", d.device, "=", absl::StrJoin(d.dev_paths, ","));
+    absl::MutexLock lock(&mu_);
+    events_.push_back(std::move(event));
+  }
+  void SetUnprepared(const std::string& namespace_name, const std::string& name, const std::string& uid) override {
+    absl::MutexLock lock(&mu_);
+    events_.push_back(absl::StrCat("unprepared ", namespace_name, "/", name, " ", uid));
+  }
+  // The events since the last call. Thread-safe.
+  std::vector<std::string> Take() {
+    absl::MutexLock lock(&mu_);
+    return std::exchange(events_, {});
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> events_ ABSL_GUARDED_BY(mu_);
+};
+
 class KubeletPluginTest : public ::testing::TestWithParam<DraVersion> {
  protected:
   void SetUp() override {
@@ -93,6 +122,7 @@ class KubeletPluginTest : public ::testing::TestWithParam<DraVersion> {
     o.pod_uid = pod_uid_;
     o.shutdown_grace = absl::Seconds(5);
     o.device_metadata = device_metadata_;  // these tests pin the device-node specs; metadata: device_metadata_test.cc
+    if (tell_claim_events_) o.claim_events = &claim_events_;
     return o;
   }
 
@@ -146,6 +176,8 @@ class KubeletPluginTest : public ::testing::TestWithParam<DraVersion> {
   TempDir dir_;
   std::string kubelet_root_, cdi_root_, sysfs_root_, boot_id_path_, pod_uid_;
   bool device_metadata_ = false;
+  bool tell_claim_events_ = false;
+  mutable RecordingClaimEvents claim_events_;  // told when tell_claim_events_ is set (Options() is const)
   discovery::Inventory inventory_;
   FakeScanner scanner_;
   FakeClaimLookup lookup_;
@@ -794,7 +826,7 @@ TEST_P(KubeletPluginTest, AdminAccessClaimGetsTheSameNodesAndLeavesTheOwnersBind
   EXPECT_EQ(*probed, "1-2:1.0") << "the owner's unprepare rebinds";
 }
 
-// What a node pass asks for a pod to follow its device (controller::NodeDevices::HeldDevices): each device a prepared
+// What a node pass asks for a pod to follow its device (nodestate::NodeDevices::HeldDevices): each device a prepared
 // claim holds, as delivered (attributes and sysfs directory, also after a restart, from the records), and whether
 // only admin-access claims hold it.
 TEST_P(KubeletPluginTest, HeldDevicesAreThePreparedClaimsDevicesAsDelivered) {
@@ -810,16 +842,50 @@ TEST_P(KubeletPluginTest, HeldDevicesAreThePreparedClaimsDevicesAsDelivered) {
                         {{"port", "usb-1-2-1-0", "", "liken.sh", "", /*admin_access=*/true}}));
   LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
   LIKEN_ASSERT_OK(kubelet_->Prepare({admin}));
-  const controller::HeldDevice want{"usb-1-2-1-0", serial.attributes, serial.sysfs_path, false};
-  EXPECT_EQ(plugin_->HeldDevices(), std::vector<controller::HeldDevice>{want});
+  const nodestate::HeldDevice want{"usb-1-2-1-0", serial.attributes, serial.sysfs_path, false};
+  EXPECT_EQ(plugin_->HeldDevices(), std::vector<nodestate::HeldDevice>{want});
   RestartPlugin();
-  EXPECT_EQ(plugin_->HeldDevices(), std::vector<controller::HeldDevice>{want}) << "recovered from the records";
+  EXPECT_EQ(plugin_->HeldDevices(), std::vector<nodestate::HeldDevice>{want}) << "recovered from the records";
   LIKEN_ASSERT_OK(kubelet_->Unprepare({Usb()}));
-  controller::HeldDevice admin_only = want;
+  nodestate::HeldDevice admin_only = want;
   admin_only.admin_access_only = true;
-  EXPECT_EQ(plugin_->HeldDevices(), std::vector<controller::HeldDevice>{admin_only});
+  EXPECT_EQ(plugin_->HeldDevices(), std::vector<nodestate::HeldDevice>{admin_only});
   LIKEN_ASSERT_OK(kubelet_->Unprepare({admin}));
   EXPECT_TRUE(plugin_->HeldDevices().empty());
+}
+
+// What the claim status writer is told (nodestate::PreparedClaimEvents): each claim prepared, or recovered at
+// start-up, with the devices of this node's pool and their delivered /dev nodes; each claim unprepared.
+TEST_P(KubeletPluginTest, TellsTheClaimEventsOfEveryPreparedAndUnpreparedClaim) {
+  tell_claim_events_ = true;
+  RestartPlugin();
+  std::vector<std::string> paths;
+  for (const auto& node : UsbSerial().nodes) paths.push_back(node.path);
+  const std::string prepared =
+      absl::StrCat("prepared ns/serial ", kUsbUid, " usb-1-2-1-0=", absl::StrJoin(paths, ","));
+  ASSERT_FALSE(paths.empty());
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
+  EXPECT_EQ(claim_events_.Take(), std::vector<std::string>{prepared});
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
+  EXPECT_EQ(claim_events_.Take(), std::vector<std::string>{}) << "prepared already: no change";
+  RestartPlugin();
+  EXPECT_EQ(claim_events_.Take(), std::vector<std::string>{prepared}) << "recovered from the records";
+  LIKEN_ASSERT_OK(kubelet_->Unprepare({Usb()}));
+  EXPECT_EQ(claim_events_.Take(), std::vector<std::string>{absl::StrCat("unprepared ns/serial ", kUsbUid)});
+}
+
+// What the node pass's claim-status step reads (nodestate::NodeDevices::PresentDevices): the names the catalog's
+// inventory publishes; none before Start or before any scan.
+TEST_P(KubeletPluginTest, PresentDevicesAreTheHeldInventorysNames) {
+  {
+    kubelet::KubeletPlugin idle(Options(), &scanner_, &lookup_, &observer_);
+    EXPECT_EQ(idle.PresentDevices(), std::nullopt) << "not started";
+  }
+  std::set<std::string> names;
+  for (const auto& d : inventory_.published) names.insert(d.name);
+  EXPECT_EQ(plugin_->PresentDevices(), names);
+  plugin_->UpdateInventory(InventoryOf({GpuRender()}));
+  EXPECT_EQ(plugin_->PresentDevices(), std::set<std::string>{GpuRender().name});
 }
 
 TEST_P(KubeletPluginTest, UnprepareLeavesBoundInterfacesAlone) {

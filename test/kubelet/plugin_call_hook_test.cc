@@ -10,7 +10,7 @@ namespace liken::kubelet {
 namespace {
 
 // Records every event it receives, in order.
-class RecordingObserver final : public PluginObserver {
+class RecordingObserver final : public nodestate::PluginObserver {
  public:
   void OnPrepare(const absl::Status& result, absl::Duration) override { events.push_back("prepare " + result.ToString()); }
   void OnUnprepare(const absl::Status& result, absl::Duration) override {

@@ -20,7 +20,7 @@
 #include "cdi/cdi_spec.h"
 #include "common/files.h"
 #include "kubelet/kubelet_plugin.h"
-#include "kubelet/prepared_claim_listener.h"
+#include "nodestate/prepared_claims.h"
 #include "test/kubelet/fake_claim_lookup.h"
 #include "test/kubelet/fake_scanner.h"
 #include "test/kubelet/test_kubelet.h"
@@ -37,16 +37,15 @@ std::string Uid(int i) { return absl::StrCat("0000000a-0000-4000-8000-", 1000000
 
 // Requests a stop from inside the recovery, synchronously, when it reports the `stop_after`-th recovered claim: the
 // recovery's next step is the one that must notice it. Records which claims it reported.
-class StopAfter : public kubelet::PreparedClaimListener {
+class StopAfter : public nodestate::PreparedClaimEvents {
  public:
   StopAfter(std::stop_source* source, int stop_after) : source_(source), stop_after_(stop_after) {}
-  void OnPreparedClaimChanged(const kubelet::ClaimRef& ref, const kubelet::PreparedClaim* now) override {
+  void SetPrepared(nodestate::PreparedClaimDevices claim) override {
     absl::MutexLock lock(&mu_);
-    if (now == nullptr) return;
-    recovered_.insert(ref.uid);
+    recovered_.insert(claim.uid);
     if (static_cast<int>(recovered_.size()) == stop_after_) source_->request_stop();
   }
-  void OnInventory(const discovery::Inventory&) override {}
+  void SetUnprepared(const std::string&, const std::string&, const std::string&) override {}
   std::set<std::string> recovered() const {
     absl::MutexLock lock(&mu_);
     return recovered_;
@@ -138,7 +137,7 @@ TEST_F(RecoveryCancelTest, AStopRequestedBeforeRecoveryTouchesNothing) {
   stop.request_stop();
   StopAfter listener(&stop, kClaims + 1);
   kubelet::KubeletPluginOptions o = Options();
-  o.claim_listener = &listener;
+  o.claim_events = &listener;
   kubelet::KubeletPlugin plugin(o, &scanner_, &lookup_, nullptr);
   absl::Status started = plugin.Start(stop.get_token());
   EXPECT_TRUE(absl::IsCancelled(started)) << started;
@@ -153,7 +152,7 @@ TEST_F(RecoveryCancelTest, AStopRequestedDuringRecoveryEndsItAtTheNextRecord) {
   std::stop_source stop;
   StopAfter listener(&stop, kStopAfter);
   kubelet::KubeletPluginOptions o = Options();
-  o.claim_listener = &listener;
+  o.claim_events = &listener;
   kubelet::KubeletPlugin plugin(o, &scanner_, &lookup_, nullptr);
   absl::Status started = plugin.Start(stop.get_token());
   EXPECT_TRUE(absl::IsCancelled(started)) << started;

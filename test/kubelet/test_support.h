@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "kubelet/plugin_observer.h"
+#include "nodestate/plugin_observer.h"
 
 namespace liken::testing {
 
@@ -49,7 +49,7 @@ class TempDir {
 };
 
 // Counts what the plugin reports. Thread-safe.
-class CountingObserver : public kubelet::PluginObserver {
+class CountingObserver : public nodestate::PluginObserver {
  public:
   void OnPrepare(const absl::Status& result, absl::Duration) override { (result.ok() ? prepared : prepare_errors)++; }
   void OnUnprepare(const absl::Status& result, absl::Duration) override {

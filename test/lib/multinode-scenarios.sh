@@ -383,3 +383,216 @@ multinode_scenario_alert() {
   prometheus_stop
   echo "--- the alert scenario took $((SECONDS - start)) s"
 }
+
+# --- a mixed cluster: squat/generic-device-plugin on one worker, liken-dra on another, one pod spec ---------------
+# The real plugin (hack/gdp-image.sh builds it from its upstream tree) runs on the laptop worker, pinned there by the
+# node label liken.sh/gdp-plugin, serving squat.ai/serial for /dev/ttyUSB0, a node made in that worker's /dev with
+# the recording's numbers (188:0, the FTDI adapter liken publishes there too). The DeviceClass is what
+# `liken-dra deviceclasses --from-generic-device-plugin` prints for the plugin's own manifest and both workers'
+# reports. One DaemonSet whose pod spec is never edited (limits squat.ai/serial: 1) runs on the laptop and the
+# usb-heavy worker (label liken.sh/gdp-workload).
+GDP_NAMESPACE=kube-system
+GDP_RESOURCE=squat.ai/serial
+GDP_CLASS=serial.squat.ai
+# gdp_manifest IMAGE: the plugin's DaemonSet, as its upstream manifest deploys it (privileged, the node's /dev and
+# device-plugins directory), with one --device value.
+gdp_manifest() {
+  cat <<YAML
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: generic-device-plugin, namespace: $GDP_NAMESPACE, labels: {app.kubernetes.io/name: generic-device-plugin}}
+spec:
+  selector: {matchLabels: {app.kubernetes.io/name: generic-device-plugin}}
+  template:
+    metadata: {labels: {app.kubernetes.io/name: generic-device-plugin}}
+    spec:
+      nodeSelector: {liken.sh/gdp-plugin: "on"}
+      tolerations: [{operator: Exists, effect: NoExecute}, {operator: Exists, effect: NoSchedule}]
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: generic-device-plugin
+        image: $1
+        imagePullPolicy: Never
+        args:
+        - --device
+        - |
+          name: serial
+          groups:
+            - paths:
+                - path: /dev/ttyUSB*
+        securityContext: {privileged: true}
+        volumeMounts:
+        - {name: device-plugin, mountPath: /var/lib/kubelet/device-plugins}
+        - {name: dev, mountPath: /dev}
+      volumes:
+      - {name: device-plugin, hostPath: {path: /var/lib/kubelet/device-plugins}}
+      - {name: dev, hostPath: {path: /dev}}
+YAML
+}
+# The workload: one pod spec, written for the plugin, on every node labelled liken.sh/gdp-workload.
+gdp_workload_manifest() {
+  cat <<YAML
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: gdp-workload, namespace: default}
+spec:
+  selector: {matchLabels: {app: gdp-workload}}
+  template:
+    metadata: {labels: {app: gdp-workload}}
+    spec:
+      nodeSelector: {liken.sh/gdp-workload: "on"}
+      terminationGracePeriodSeconds: 1
+      enableServiceLinks: false
+      containers:
+      - name: c
+        image: $WORKLOAD_IMAGE
+        imagePullPolicy: $PULL_POLICY
+        command: [sleep, "86400"]
+        resources:
+          limits: {$GDP_RESOURCE: 1}
+YAML
+}
+# gdp_workload_pod NODE: the workload's pod on NODE that is not being deleted (empty if none).
+gdp_workload_pod() {
+  k get pods -l app=gdp-workload -o json | jq -r --arg n "$1" \
+    '[.items[] | select(.spec.nodeName == $n and .metadata.deletionTimestamp == null)][0].metadata.name // empty'
+}
+gdp_workload_running_on() { local p; p=$(gdp_workload_pod "$1") && [ -n "$p" ] && pod_running "$p"; }
+gdp_plugin_pod() { k -n "$GDP_NAMESPACE" get pods -l app.kubernetes.io/name=generic-device-plugin -o jsonpath='{.items[0].metadata.name}'; }
+gdp_plugin_gone() { [ -z "$(gdp_plugin_pod)" ]; }
+# node_resource NODE capacity|allocatable: the node's figure for GDP_RESOURCE ("absent" when the name is not listed).
+node_resource() { k get node "$1" -o json | jq -r --arg r "$GDP_RESOURCE" --arg f "$2" '.status[$f][$r] // "absent"'; }
+node_resource_is() { [ "$(node_resource "$1" "$2")" = "$3" ]; }
+node_resource_unserved() { case "$(node_resource "$1" allocatable)" in 0 | absent) return 0 ;; *) return 1 ;; esac; }
+# new_dev_nodes BASE POD: the device nodes in POD's container on top of the claim-less pod BASE's.
+new_dev_nodes() { comm -13 <(container_dev_nodes "$1") <(container_dev_nodes "$2"); }
+# The scheduler's claims of this scenario's pods (named after them), for the wait until they are collected.
+gdp_claims_gone() { [ "$(k get resourceclaims -o json | jq '[.items[] | select(.metadata.name | startswith("gdp-"))] | length')" = 0 ]; }
+gdp_cleanup() { # NODES...
+  local n
+  k delete daemonset gdp-workload --wait=false >/dev/null 2>&1 || true
+  k -n "$GDP_NAMESPACE" delete daemonset generic-device-plugin --wait=false >/dev/null 2>&1 || true
+  delete_pods gdp-base gdp-probe
+  k delete pods -l app=gdp-workload --wait=true --timeout=60s >/dev/null 2>&1 || true
+  wait_until 60 gdp_claims_gone || fail "claims of the mixed-cluster pods remain: $(k get resourceclaims -o name | grep gdp- | paste -sd' ')"
+  k delete deviceclass "$GDP_CLASS" >/dev/null 2>&1 || true
+  for n in "$@"; do k label node "$n" liken.sh/gdp-plugin- liken.sh/gdp-workload- >/dev/null 2>&1 || true; done
+}
+
+# multinode_scenario_gdp_mixed IMAGE LOAD: IMAGE is the plugin's image reference; LOAD NODE is a command that makes
+# it available on NODE. The same pod spec gets its device through the plugin on the laptop worker and through a DRA
+# claim on the usb-heavy worker; a second pod asking for the name on the laptop shows which way the scheduler serves
+# it there; then the laptop is migrated (plugin off, allocatable to 0, the pod deleted and created again, unedited)
+# and its pod gets the adapter through a claim.
+multinode_scenario_gdp_mixed() {
+  local image=$1 load=$2 bin=${LIKEN_DRA:-$REPO/build/liken-dra} start=$SECONDS laptop heavy NODE tmp out p q claim
+  local got want rev t0 made=0 alloc cap
+  laptop=$(node_for laptop); heavy=$(node_for usb-heavy)
+  gdp_cleanup "$laptop" "$heavy"
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/liken-gdp.XXXXXX")
+  # The classes from the plugin's manifest and each worker's report (as docs/migrate.md says: one run for all nodes).
+  gdp_manifest "$image" >"$tmp/gdp.yaml"
+  mkdir "$tmp/dev"
+  for p in laptop:"$laptop" usb-heavy:"$heavy"; do
+    TMPDIR=/dev/shm umockdev-run -d "$REPO/test/machines/${p%%:*}.umockdev" -- "$bin" report -o json --dev-root "$tmp/dev" \
+      >"$tmp/${p#*:}.json" 2>"$tmp/report.err" || { fail "liken-dra report on ${p%%:*}: $(tail -n 2 "$tmp/report.err" | paste -sd'|')"; rm -rf "$tmp"; return 1; }
+  done
+  if ! out=$("$bin" deviceclasses --from-generic-device-plugin "$tmp/gdp.yaml" --report "$laptop=$tmp/$laptop.json" \
+    --report "$heavy=$tmp/$heavy.json" 2>&1); then
+    fail "liken-dra deviceclasses: $(echo "$out" | tail -n 3 | paste -sd'|')"; rm -rf "$tmp"; return 1
+  fi
+  echo "$out" | grep '^#' | grep -v '^#   .*: moves to usb-\|also delivers' | sed 's/^/    /'
+  echo "$out" >"$tmp/classes.yaml"
+  expect_eq "the command prints one class, $GDP_CLASS, for $GDP_RESOURCE" "$GDP_CLASS $GDP_RESOURCE" \
+    "$(k apply --dry-run=client -f "$tmp/classes.yaml" -o json | jq -r 'if .kind == "List" then .items[] else . end | "\(.metadata.name) \(.spec.extendedResourceName)"' | paste -sd'|')"
+  k apply -f "$tmp/classes.yaml" >/dev/null || { fail "kubectl apply of the printed classes"; rm -rf "$tmp"; return 1; }
+
+  # The plugin on the laptop worker, for a node in that worker's /dev.
+  NODE=$laptop
+  node_sh '[ -e /dev/ttyUSB0 ]' || { node_sh 'mknod -m 0660 /dev/ttyUSB0 c 188 0' && made=1; }
+  "$load" "$laptop" >/dev/null || { fail "could not load $image on $laptop"; rm -rf "$tmp"; return 1; }
+  k label node "$laptop" liken.sh/gdp-plugin=on --overwrite >/dev/null
+  k apply -f "$tmp/gdp.yaml" >/dev/null
+  if wait_until 120 node_resource_is "$laptop" allocatable 1; then
+    pass "the plugin ($image) runs on $laptop only: $GDP_RESOURCE allocatable 1 there, $(node_resource "$heavy" allocatable) on $heavy"
+  else
+    fail "plugin on $laptop: allocatable $(node_resource "$laptop" allocatable), pod $(gdp_plugin_pod) $(k -n "$GDP_NAMESPACE" logs "$(gdp_plugin_pod)" --tail=5 2>&1 | paste -sd'|')"
+  fi
+
+  # One pod spec on both workers; a claim-less pod for the runtime's own /dev.
+  workload_pod gdp-base
+  k label node "$laptop" "$heavy" liken.sh/gdp-workload=on --overwrite >/dev/null
+  gdp_workload_manifest | k apply -f - >/dev/null
+  for n in "$laptop" "$heavy"; do
+    wait_until 120 gdp_workload_running_on "$n" ||
+      fail "the workload's pod on $n: $(gdp_workload_pod "$n") $(pod_phase "$(gdp_workload_pod "$n")") $(pod_scheduling "$(gdp_workload_pod "$n")")"
+  done
+  wait_until 60 pod_running gdp-base || fail "gdp-base $(pod_phase gdp-base)"
+  p=$(gdp_workload_pod "$laptop")
+  expect_eq "$p on $laptop: no claim, /dev/ttyUSB0 (188:0) from the plugin on top of the runtime's nodes" \
+    "|/dev/ttyUSB0 c 188:0" "$(pod_extended_claim "$p")|$(new_dev_nodes gdp-base "$p")"
+  q=$(gdp_workload_pod "$heavy")
+  claim=$(pod_extended_claim "$q")
+  if [ -n "$claim" ]; then
+    NODE=$heavy want=$(cdi_spec_nodes "$claim")
+    got=$(new_dev_nodes gdp-base "$q")
+    [ -n "$want" ] && [ "$got" = "$want" ] &&
+      pass "$q on $heavy: the scheduler's claim $claim ($(claim_devices "$claim")); /dev holds its nodes: $(echo "$got" | paste -sd' ' )" ||
+      fail "$q on $heavy: claim $claim, CDI spec [$(echo "$want" | paste -sd'|')], /dev [$(echo "$got" | paste -sd'|')]"
+  else
+    fail "$q on $heavy: no status.extendedResourceClaimStatus; /dev [$(new_dev_nodes gdp-base "$q" | paste -sd'|')]"
+  fi
+  rev=$(k get pod "$p" -o jsonpath='{.metadata.labels.controller-revision-hash}')
+  expect_eq "both pods come from one pod template (revision $rev)" "$rev $rev" \
+    "$(k get pods -l app=gdp-workload -o jsonpath='{.items[*].metadata.labels.controller-revision-hash}')"
+
+  # Served both ways: on the laptop the plugin's allocatable decides, even with liken's adapter free there.
+  NODE=$laptop
+  workload_pod gdp-probe limits "$GDP_RESOURCE"
+  wait_until 60 pod_scheduling_decided gdp-probe || true
+  if [ "$(pod_phase gdp-probe)" = Pending ] && pod_scheduling gdp-probe | grep -q "Insufficient $GDP_RESOURCE"; then
+    pass "a second pod for $GDP_RESOURCE on $laptop stays Pending, no claim made, though liken's adapter there is free: $(pod_scheduling gdp-probe)"
+  else
+    fail "gdp-probe on $laptop: $(pod_phase gdp-probe) claim [$(pod_extended_claim gdp-probe)] $(pod_scheduling gdp-probe)"
+  fi
+
+  # Migrate the laptop: the plugin off (its node label removed), allocatable to 0, then the pod created again.
+  k label node "$laptop" liken.sh/gdp-plugin- >/dev/null
+  wait_until 60 gdp_plugin_gone || fail "the plugin's pod is still there: $(gdp_plugin_pod)"
+  t0=$SECONDS
+  if wait_until 120 node_resource_unserved "$laptop"; then
+    pass "plugin gone from $laptop: $GDP_RESOURCE allocatable $(node_resource "$laptop" allocatable) after $((SECONDS - t0)) s (capacity $(node_resource "$laptop" capacity))"
+  else
+    fail "$laptop after the plugin left: allocatable $(node_resource "$laptop" allocatable), capacity $(node_resource "$laptop" capacity)"
+  fi
+  # The Pending probe is scheduled as soon as allocatable is 0: through a claim, on the adapter whose node the old pod
+  # still holds through the plugin (the FTDI is the laptop's only adapter). The guide (docs/migrate.md) says so.
+  if wait_until 60 pod_running gdp-probe; then
+    claim=$(pod_extended_claim gdp-probe)
+    expect_eq "in the window, gdp-probe runs $((SECONDS - t0)) s after the plugin left, through claim [$claim] on the adapter $p still holds through the plugin" \
+      "usb-1-1-1-0 Running /dev/ttyUSB0 c 188:0" "$(claim_devices "$claim") $(pod_phase "$p") $(new_dev_nodes gdp-base "$p")"
+  else
+    fail "gdp-probe $(pod_phase gdp-probe) $((SECONDS - t0)) s after the plugin left: $(pod_scheduling gdp-probe)"
+  fi
+  delete_pods gdp-probe
+  expect_eq "gdp-probe deleted; $p still Running on $laptop with the plugin's /dev/ttyUSB0" "Running /dev/ttyUSB0 c 188:0" \
+    "$(pod_phase "$p") $(new_dev_nodes gdp-base "$p")"
+  k delete pod "$p" --wait=true --timeout=60s >/dev/null 2>&1 || true
+  if wait_until 120 gdp_workload_running_on "$laptop"; then
+    q=$(gdp_workload_pod "$laptop")
+    claim=$(pod_extended_claim "$q")
+    want=$(cdi_spec_nodes "$claim" 2>/dev/null || true)
+    got=$(new_dev_nodes gdp-base "$q")
+    [ -n "$claim" ] && [ -n "$want" ] && [ "$got" = "$want" ] &&
+      pass "$p deleted; $q, from the same template (revision $(k get pod "$q" -o jsonpath='{.metadata.labels.controller-revision-hash}')), runs on $laptop through claim $claim ($(claim_devices "$claim")): $(echo "$got" | paste -sd' ')" ||
+      fail "$q on $laptop: claim [$claim], CDI spec [$(echo "$want" | paste -sd'|')], /dev [$(echo "$got" | paste -sd'|')]"
+  else
+    q=$(gdp_workload_pod "$laptop"); fail "after migration, the workload's pod on $laptop: $q $(pod_phase "$q") $(pod_scheduling "$q")"
+  fi
+  expect_eq "the workload's DaemonSet was never edited (generation 1)" 1 "$(k get daemonset gdp-workload -o jsonpath='{.metadata.generation}')"
+
+  gdp_cleanup "$laptop" "$heavy"
+  [ "$made" = 1 ] && node_sh 'rm -f /dev/ttyUSB0'
+  rm -rf "$tmp"
+  echo "--- the mixed-cluster scenario took $((SECONDS - start)) s"
+}

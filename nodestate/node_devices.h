@@ -1,9 +1,11 @@
-// The kubelet side of a node pass as the controller sees it: the one holder of the node's latest inventory,
-// and the prepared claims that follow it. Declared here, implemented by kubelet::KubeletPlugin (the kubelet
-// floor sits above this one), wired in cmd.
+// The prepare side of a node pass as the publish side sees it: the one holder of the node's latest inventory,
+// and the prepared claims that follow it. Implemented by kubelet::KubeletPlugin, used by
+// controller::NodeReconciler, wired in cmd (both stand on the floor above this one).
 #pragma once
 
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,7 +13,7 @@
 #include "discovery/inventory.h"
 #include "discovery/scanner.h"
 
-namespace liken::controller {
+namespace liken::nodestate {
 
 // A device a prepared claim holds, as the claim's prepare delivered it.
 struct HeldDevice {
@@ -42,6 +44,10 @@ class NodeDevices {
 
   // The devices the prepared claims hold, sorted by name (each once). Thread-safe.
   virtual std::vector<HeldDevice> HeldDevices() const = 0;
+
+  // The names of the devices the inventory held now publishes; nullopt while it holds none (nothing scanned yet,
+  // or not started): no news of unplugged devices. Thread-safe.
+  virtual std::optional<std::set<std::string>> PresentDevices() const = 0;
 };
 
-}  // namespace liken::controller
+}  // namespace liken::nodestate

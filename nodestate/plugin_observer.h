@@ -1,13 +1,14 @@
-// Hooks through which the daemon measures the kubelet plugin (metrics) without the plugin depending on them.
+// Hooks through which the daemon measures the kubelet plugin (the prepare side): implemented by controller::Metrics,
+// called by the kubelet plugin, wired in cmd, so neither includes the other.
 #pragma once
 
 #include <cstddef>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-namespace liken::kubelet {
+namespace liken::nodestate {
 
 // Receives plugin events. Every method has an empty default, so an implementation overrides what it needs.
 // Implementations must be thread-safe: methods are called concurrently from gRPC threads and must not block.
@@ -37,4 +38,4 @@ class PluginObserver {
   virtual void OnSpecsRefreshed(int count) {}
 };
 
-}  // namespace liken::kubelet
+}  // namespace liken::nodestate
