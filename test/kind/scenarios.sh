@@ -26,6 +26,7 @@ T0=$SECONDS
 cleanup() {
   local rc=$? out
   prometheus_stop # the alert scenario's Prometheus, if a failure left it running
+  slice_watch_stop # the follow_device scenario's slice watch, likewise
   if [ "${LIKEN_KIND_KEEP:-0}" = 1 ]; then log "kept running: eval \"\$($E2E env)\""; return; fi
   if [ "$rc" -ne 0 ] || [ "$FAILURES" -gt 0 ]; then
     k get pods -A -o wide 2>&1 | tail -n 30 || true
@@ -79,6 +80,9 @@ scenario_laptop_node() {
 # A real Prometheus on the host scrapes every worker's driver with the chart's rules: an unplugged claimed device on
 # the laptop worker fires LikenClaimedDeviceUnhealthy, plugging it back resolves it.
 scenario_alert() { multinode_scenario_alert; }
+# The laptop worker's serial stick, claimed by a Deployment's pod, moves to the GPU server worker: with
+# taintUnpluggedDevices off the pod stays, Unhealthy; with it on the pod follows (README "A pod follows its device").
+scenario_follow_device() { multinode_scenario_follow_device upgrade_driver; }
 scenario_node_delete() { multinode_scenario_node_delete; }
 # squat/generic-device-plugin (built by hack/gdp-image.sh, loaded on the laptop worker only) and liken-dra serving one
 # name, squat.ai/serial, to one unedited pod spec on two workers; then the laptop worker migrated.
@@ -91,7 +95,7 @@ scenario_mixed_cluster() {
   multinode_scenario_gdp_mixed "$ref" load_gdp_image
 }
 
-ALL=(drivers_ready placement exact_dev drain rollout laptop_node alert mixed_cluster node_delete)
+ALL=(drivers_ready placement exact_dev drain rollout laptop_node alert follow_device mixed_cluster node_delete)
 [ $# -gt 0 ] && ALL=("$@")
 apply_device_classes
 for s in "${ALL[@]}"; do

@@ -384,6 +384,280 @@ multinode_scenario_alert() {
   echo "--- the alert scenario took $((SECONDS - start)) s"
 }
 
+# --- a USB device moved from one worker to another -----------------------------------------------------------------
+# usb_port_path PATH OLD NEW: PATH (relative, '/'-separated) with each component named for USB port OLD (OLD itself,
+# OLD:C.I for an interface, OLD.N for a device behind a hub on it) renamed for port NEW.
+usb_port_path() {
+  local IFS=/ c out=() old=$2 new=$3
+  for c in $1; do
+    case "$c" in "$old" | "$old":* | "$old".*) c=$new${c#"$old"} ;; esac
+    out+=("$c")
+  done
+  echo "${out[*]}"
+}
+# testbed_move_usb FROM_NODE FROM_TB PORT TO_NODE TO_TB NEW_PORT: plugs the USB device that testbed_unplug_usb took
+# out of port PORT of FROM_NODE's umockdev testbed (driver_testbed) into port NEW_PORT (free, e.g. 1-2) of
+# TO_NODE's, as that node's kernel would show it: the sysfs directories named for the new port; the next free device
+# number on that bus (devnum, dev, DEVNAME, DEVNUM, MINOR); devpath, busnum, the port link and the by-path link of
+# the new port; every relative link aimed from its new place; then the /sys/bus/usb/devices links, the interfaces'
+# last, so that a pass never sees half a device (the scanner enters through them; /sys/class links are left out, as
+# testbed_unplug_usb leaves them). The copy in FROM_TB/unplugged stays there for testbed_replug_usb. Runs through
+# node_sh only (the files travel as base64 text); the rewriting happens here, in a temporary directory.
+testbed_move_usb() {
+  local from=$1 ftb=$2 port=$3 to=$4 ttb=$5 new=$6
+  local tmp oldparent newparent root bus devnum minor l r target abs oldctl newctl b64 links="" d
+  local fake=/liken-testbed-root # a root that does not exist here, so that realpath -m resolves nothing
+  oldparent=$(NODE=$from node_sh "cat $ftb/unplugged/parent") || return 1
+  oldparent=${oldparent#"$ftb"/}
+  bus=${new%%-*}
+  root=$(NODE=$to node_sh "find $ttb/sys/devices -type d -path '*/usb$bus' | head -n 1")
+  [ -n "$root" ] || { echo "testbed_move_usb: no usb$bus in $to's testbed" >&2; return 1; }
+  newparent=$root
+  case "$new" in *.*) newparent=$(NODE=$to node_sh "find $root -type d -name '${new%.*}' | head -n 1") ;; esac
+  [ -n "$newparent" ] || return 1
+  NODE=$to node_sh "[ ! -e $newparent/$new ]" || { echo "testbed_move_usb: port $new of $to is taken" >&2; return 1; }
+  devnum=$(NODE=$to node_sh "find $root -name devnum -exec cat {} +" | sort -n | tail -n 1)
+  devnum=$((devnum + 1))
+  minor=$(((bus - 1) * 128 + devnum - 1))
+  newparent=${newparent#"$ttb"/}
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/liken-usb-move.XXXXXX")
+  NODE=$from node_sh "tar -C $ftb/unplugged/device -czf - $port | base64 -w0" | base64 -d | tar -C "$tmp" -xzf - ||
+    { rm -rf "$tmp"; return 1; }
+  # Links, from their old place to their new one (a target inside the device moves with it).
+  while IFS= read -r l; do
+    r=${l#"$tmp"/}
+    target=$(readlink "$l")
+    abs=$(realpath -m "$fake/$oldparent/$(dirname "$r")/$target")
+    case "$abs" in
+      "$fake/$oldparent/$port" | "$fake/$oldparent/$port"/*) target=$(usb_port_path "$target" "$port" "$new") ;; # moves along
+      *) target=$(realpath -m --relative-to="$fake/$newparent/$(dirname "$(usb_port_path "$r" "$port" "$new")")" "$abs") ;;
+    esac
+    ln -sfn "$target" "$l"
+  done < <(find "$tmp/$port" -type l)
+  # Names, deepest first.
+  while IFS= read -r l; do
+    r=${l##*/}
+    case "$r" in "$port" | "$port":* | "$port".*) mv "$l" "${l%/*}/$new${r#"$port"}" ;; esac
+  done < <(find "$tmp/$port" -depth)
+  d=$tmp/$new
+  # The device's number and place on its bus.
+  printf '%s\n' "$devnum" >"$d/devnum"
+  printf '%s\n' "$bus" >"$d/busnum"
+  printf '%s\n' "${new#*-}" >"$d/devpath"
+  printf '189:%s\n' "$minor" >"$d/dev"
+  sed -i -E "s|^DEVNAME=(/dev/)?bus/usb/.*|DEVNAME=\\1bus/usb/$(printf %03d "$bus")/$(printf %03d "$devnum")|;
+    s|^DEVNUM=.*|DEVNUM=$(printf %03d "$devnum")|; s|^BUSNUM=.*|BUSNUM=$(printf %03d "$bus")|; s|^MINOR=.*|MINOR=$minor|" "$d/uevent"
+  case "$new" in
+    *.*) ln -sfn "../${new%.*}:1.0/${new%.*}-port${new##*.}" "$d/port" ;;
+    *) ln -sfn "../$bus-0:1.0/usb$bus-port${new##*-}" "$d/port" ;;
+  esac
+  # udev's by-path names: pci-<controller>-usb-0:<devpath>:<config>.<interface>.
+  oldctl=$(basename "$(dirname "$(echo "$oldparent" | sed -E 's|/usb[0-9]+(/.*)?$|/usbX|')")")
+  newctl=$(basename "$(dirname "$(echo "$root" | sed -E 's|/usb[0-9]+$|/usbX|')")")
+  find "$d" -name uevent -exec sed -i "s|pci-$oldctl-usb-0:${port#*-}:|pci-$newctl-usb-0:${new#*-}:|g" {} +
+  b64=$(tar -C "$tmp" -czf - "$new" | base64 -w0)
+  for l in "$d"/"$new":*; do links+=" ${l##*/}"; done
+  rm -rf "$tmp"
+  r=$(realpath -m --relative-to="$fake/sys/bus/usb/devices" "$fake/$newparent")
+  NODE=$to node_sh "cd $ttb/$newparent && echo '$b64' | base64 -d | tar -xzf - &&
+    ln -s $r/$new $ttb/sys/bus/usb/devices/$new && for i in $links; do ln -s $r/$new/\$i $ttb/sys/bus/usb/devices/\$i; done"
+}
+
+# --- a pod follows its device (README "A pod follows its device") --------------------------------------------------
+# The laptop worker's FTDI stick (serial A50285BI, USB port 1-1, usb-1-1-1-0) is claimed by a Deployment's pod
+# through a template whose CEL selects that serial; the stick is unplugged on the laptop worker and plugged into port
+# 1-2 of the GPU server worker (testbed_move_usb; published there as usb-1-2-1-0).
+FOLLOW_SERIAL=A50285BI
+# driver_args_taint: how many of the driver's DaemonSets run with --taint-unplugged-devices, "N of M".
+driver_args_taint() {
+  k -n "$DRIVER_NS" get daemonsets -l "$DRIVER_SELECTOR" -o json |
+    jq -r '[.items[] | .spec.template.spec.containers[0].args | any(. == "--taint-unplugged-devices")] |
+      "\(map(select(.)) | length) of \(length)"'
+}
+# node_serial_devices NODE SERIAL: the devices NODE publishes with that serial, space-separated.
+node_serial_devices() {
+  k get resourceslices -o json | jq -r --arg n "$1" --arg s "$2" '[.items[] | select(.spec.nodeName == $n) |
+    .spec.devices[] | select((.attributes["liken.sh/serial"] // .attributes.serial).string == $s) | .name] | join(" ")'
+}
+node_serial_devices_are() { [ "$(node_serial_devices "$1" "$2")" = "$3" ]; }
+# slice_watch_start NODE FILE / slice_watch_stop: every version of NODE's slice, as JSON objects one after another.
+SLICE_WATCH_PID=""
+slice_watch_start() { k get resourceslice "$1-liken.sh" --watch -o json >"$2" 2>/dev/null & SLICE_WATCH_PID=$!; }
+slice_watch_stop() {
+  [ -n "$SLICE_WATCH_PID" ] || return 0
+  pkill -P "$SLICE_WATCH_PID" 2>/dev/null || true
+  kill "$SLICE_WATCH_PID" 2>/dev/null || true
+  wait "$SLICE_WATCH_PID" 2>/dev/null || true
+  SLICE_WATCH_PID=""
+}
+# watched_taints FILE DEVICE: the taints DEVICE carried in any watched version, "KEY=VALUE:EFFECT@TIME", sorted, unique.
+watched_taints() {
+  jq -r --arg d "$2" '.spec.devices[]? | select(.name == $d) | .taints[]? | "\(.key)=\(.value // ""):\(.effect)@\(.timeAdded)"' "$1" |
+    sort -u | paste -sd' '
+}
+# describe_slice_device NODE DEVICE: the DEVICE's entry in `kubectl describe resourceslice <NODE>-liken.sh`.
+describe_slice_device() {
+  k describe resourceslice "$1-liken.sh" | awk -v dev="$2" '
+    function flush() { if (hit) printf "%s", buf; buf = ""; hit = 0; named = 0 }
+    /^  Devices:/ { on = 1; next }
+    /^  ?[^ ]/ { flush(); on = 0; next }
+    !on { next }
+    # A device'"'"'s fields come sorted: after its Name only its Taints.
+    /^    [^ ][^:]*:/ && named && $1 != "Taints:" { flush() }
+    /^    Name: / { named = 1; if ($2 == dev) hit = 1 }
+    { buf = buf $0 "\n" }
+    END { flush() }'
+}
+pod_events() { k get events --field-selector "involvedObject.name=$1,reason=$2" -o jsonpath='{.items[*].message}'; }
+pod_has_event() { [ -n "$(pod_events "$1" "$2")" ]; }
+deployment_pods() { k get pods -l "app=$1" -o jsonpath='{range .items[*]}{.metadata.name}{" "}{end}'; }
+deployment_pods_gone() { [ -z "$(deployment_pods "$1")" ]; }
+seconds_since() { awk -v a="$1" -v b="${2:-$EPOCHREALTIME}" 'BEGIN { printf "%.1f", b - a }'; }
+epoch_of() { date -d "$1" +%s.%N; } # an RFC 3339 time of the API server's, as seconds since the epoch
+# pod_event_time POD REASON: when the first such event of the pod happened, in seconds since the epoch.
+pod_event_time() {
+  epoch_of "$(k get events --field-selector "involvedObject.name=$1,reason=$2" -o json |
+    jq -r '.items[0] | .eventTime // .firstTimestamp // .lastTimestamp')"
+}
+pod_started_time() { epoch_of "$(k get pod "$1" -o jsonpath='{.status.containerStatuses[0].state.running.startedAt}')"; }
+# node_driver_settled: exactly one driver pod on $NODE, and it is Ready (after a rollout).
+node_driver_settled() {
+  [ "$(k -n "$DRIVER_NS" get pods -l "$DRIVER_SELECTOR" --field-selector "spec.nodeName=$NODE" -o name | wc -l)" = 1 ] && driver_ready
+}
+
+# follow_phase on|off A B: the Deployment's pod runs on A with the stick; the stick moves to B. on: the pod is
+# evicted by the device taint and its replacement runs on B with the stick's nodes. off: the pod stays on A, the
+# stick leaves A's slice untainted and the pod's status shows it Unhealthy. Then everything is put back.
+follow_phase() {
+  local mode=$1 a=$2 b=$3 pod uid claim tba tbb t0 t_plug t_gone t_run new want got watch ok=1
+  deployment follow follow-stick '{}'
+  if ! wait_until 180 deployment_running_on follow "$a"; then
+    pod=$(deployment_pod follow)
+    fail "[$mode] follow's pod does not run on $a: $(pod_phase "$pod") on [$(pod_node "$pod")] $(pod_scheduling "$pod")"
+    k delete deployment follow --wait=true >/dev/null 2>&1 || true
+    return 1
+  fi
+  pod=$(deployment_pod follow); uid=$(pod_uid "$pod"); claim=$(pod_claim "$pod")
+  expect_eq "[$mode] follow's pod $pod runs on $a; its claim from the template (serial $FOLLOW_SERIAL) holds the stick on port 1-1" \
+    usb-1-1-1-0 "$(claim_devices "$claim")"
+  got=$(container_dev_nodes "$pod" | grep -E '^/dev/(ttyUSB|bus/usb/)' | paste -sd' ')
+  expect_eq "[$mode] $pod's container has the stick's nodes in /dev" "/dev/bus/usb/001/003 c 189:2 /dev/ttyUSB0 c 188:0" "$got"
+  if [ "$mode" = on ]; then
+    echo "--- before: kubectl get pods -o wide -l app=follow"; k get pods -o wide -l app=follow
+    echo "--- before: kubectl describe resourceslice $a-liken.sh (the stick)"
+    describe_slice_device "$a" usb-1-1-1-0 || true
+  fi
+  tba=$(NODE=$a driver_testbed); tbb=$(NODE=$b driver_testbed)
+  [ -n "$tba" ] && [ -n "$tbb" ] || { fail "[$mode] no umockdev testbed in the driver containers of $a [$tba] and $b [$tbb]"; return 1; }
+  watch=$(mktemp "${TMPDIR:-/tmp}/liken-follow-watch.XXXXXX")
+  slice_watch_start "$a" "$watch"
+  sleep 1 # the watch lists the slice first
+  t0=$EPOCHREALTIME
+  NODE=$a testbed_unplug_usb "$tba" 1-1 || { fail "[$mode] could not unplug port 1-1 on $a"; ok=0; }
+  [ $ok = 1 ] && { testbed_move_usb "$a" "$tba" 1-1 "$b" "$tbb" 1-2 || { fail "[$mode] could not plug the stick into port 1-2 of $b"; ok=0; }; }
+  t_plug=$(seconds_since "$t0")
+  if [ $ok = 1 ]; then
+    if wait_until 60 node_serial_devices_are "$b" "$FOLLOW_SERIAL" usb-1-2-1-0; then
+      pass "[$mode] plugged into $b ${t_plug} s after the unplug: $b publishes it as usb-1-2-1-0 (serial $FOLLOW_SERIAL, port 1-2) after $(seconds_since "$t0") s"
+    else
+      fail "[$mode] $b's devices with serial $FOLLOW_SERIAL: [$(node_serial_devices "$b" "$FOLLOW_SERIAL")]"
+    fi
+  fi
+  if [ $ok = 1 ] && [ "$mode" = on ]; then
+    if NODE=$a wait_until 8 slice_device_taints_are usb-1-1-1-0 "liken.sh/unplugged=device-gone:NoExecute"; then
+      echo "--- while unplugged: kubectl describe resourceslice $a-liken.sh (the stick)"
+      describe_slice_device "$a" usb-1-1-1-0 || true
+    fi
+    if wait_until 90 pod_gone "$pod"; then
+      wait_until 30 pod_has_event "$pod" DeviceTaintManagerEviction || true
+      t_gone=$(seconds_since "$t0" "$(pod_event_time "$pod" DeviceTaintManagerEviction)")
+      expect_eq "[$mode] $pod evicted from $a by the device taint ($t_gone s after the unplug, its event says)" \
+        "Marking for deletion" "$(pod_events "$pod" DeviceTaintManagerEviction)"
+    else
+      fail "[$mode] $pod after the unplug: $(k get pod "$pod" -o jsonpath='{.metadata.deletionTimestamp} {.status.phase} on {.spec.nodeName}' 2>&1)"
+    fi
+    if wait_until 120 deployment_running_on follow "$b"; then
+      new=$(deployment_pod follow); claim=$(pod_claim "$new")
+      t_run=$(seconds_since "$t0" "$(pod_started_time "$new")")
+      expect_eq "[$mode] the replacement $new runs on $b; its new claim holds the stick there" usb-1-2-1-0 "$(claim_devices "$claim")"
+      want=$(NODE=$b cdi_spec_nodes "$claim")
+      got=$(comm -12 <(echo "$want") <(container_dev_nodes "$new"))
+      expect_eq "[$mode] $new's container has the stick's nodes on $b in /dev" \
+        "/dev/bus/usb/001/004 c 189:3|/dev/ttyUSB0 c 188:0" "$(echo "$got" | paste -sd'|')"
+      echo "figure: unplug on $a to the replacement Running on $b: $t_run s (its container's start; plugged into $b at $t_plug s, the old pod marked for deletion at $t_gone s; the API server's times have whole seconds; the driver's periodic pass every 5 s)"
+    else
+      new=$(deployment_pod follow)
+      fail "[$mode] no replacement running on $b: $new $(pod_phase "$new") on [$(pod_node "$new")] $(pod_scheduling "$new")"
+    fi
+    NODE=$a wait_until 60 slice_device_taints_are usb-1-1-1-0 absent &&
+      pass "[$mode] once the old claim is unprepared, the stick leaves $a's slice" ||
+      fail "[$mode] the stick in $a's slice after the eviction: [$(NODE=$a slice_device_taints usb-1-1-1-0)]"
+    slice_watch_stop
+    got=$(watched_taints "$watch" usb-1-1-1-0)
+    case "$got" in
+      "liken.sh/unplugged=device-gone:NoExecute@"*) pass "[$mode] meanwhile $a's slice listed the stick with the taint ($got)" ;;
+      *) fail "[$mode] taints of usb-1-1-1-0 in $a's watched slice: [$got]" ;;
+    esac
+    echo "--- after: kubectl get pods -o wide -l app=follow"; k get pods -o wide -l app=follow
+    echo "--- after: kubectl describe resourceslice $b-liken.sh (the stick)"
+    describe_slice_device "$b" usb-1-2-1-0 || true
+  elif [ $ok = 1 ]; then
+    NODE=$a wait_until 60 slice_device_taints_are usb-1-1-1-0 absent &&
+      pass "[$mode] the unplugged stick leaves $a's slice (the contract)" ||
+      fail "[$mode] the stick in $a's slice after the unplug: [$(NODE=$a slice_device_taints usb-1-1-1-0)]"
+    wait_until 90 pod_resource_health_is "$pod" claim:dev Unhealthy &&
+      pass "[$mode] $pod's allocatedResourcesStatus shows claim:dev Unhealthy" ||
+      fail "[$mode] claim:dev health after the unplug: [$(pod_resource_health "$pod" claim:dev)]"
+    sleep 10 # two of the driver's periodic passes, and time for a controller that would evict
+    pod_kept "$pod" "$uid" && [ "$(pod_node "$pod")" = "$a" ] && [ "$(deployment_pods follow)" = "$pod " ] &&
+      pass "[$mode] $pod stays on $a, the same object and Running; no pod on $b" ||
+      fail "[$mode] after the move: pods [$(deployment_pods follow)], $pod $(k get pod "$pod" -o jsonpath='{.metadata.uid} {.metadata.deletionTimestamp} {.status.phase} on {.spec.nodeName}' 2>&1)"
+    slice_watch_stop
+    expect_eq "[$mode] $a's slice never listed the stick with a taint, and no eviction event" "|" \
+      "$(watched_taints "$watch" usb-1-1-1-0)|$(pod_events "$pod" DeviceTaintManagerEviction)"
+  fi
+  slice_watch_stop
+  rm -f "$watch"
+  # Put everything back: no pod, the stick on port 1-1 of A again.
+  k delete deployment follow --wait=true >/dev/null 2>&1 || true
+  wait_until 120 deployment_pods_gone follow || fail "[$mode] pods left: $(deployment_pods follow)"
+  if [ $ok = 1 ]; then
+    NODE=$b testbed_unplug_usb "$tbb" 1-2 && NODE=$b node_sh "rm -rf $tbb/unplugged" || fail "[$mode] could not unplug port 1-2 on $b"
+    NODE=$a testbed_replug_usb "$tba" 1-1 || fail "[$mode] could not plug port 1-1 back on $a"
+  fi
+  NODE=$a wait_until 60 slice_device_taints_are usb-1-1-1-0 "" && wait_until 60 node_serial_devices_are "$b" "$FOLLOW_SERIAL" "" ||
+    fail "[$mode] afterwards: $a's stick [$(NODE=$a slice_device_taints usb-1-1-1-0)], $b's [$(node_serial_devices "$b" "$FOLLOW_SERIAL")]"
+}
+
+# A pod follows its device, with taintUnpluggedDevices off (as installed: the contract) and on. $@: the command
+# that upgrades the driver's release with the values it is given (e.g. upgrade_driver); the value is off again at
+# the end.
+multinode_scenario_follow_device() {
+  local a b n start=$SECONDS t
+  a=$(node_for laptop); b=$(node_for gpu-server)
+  claim_template follow-stick serial.liken.sh "device.attributes[\"liken.sh\"].serial == \"$FOLLOW_SERIAL\""
+  if [ "$(driver_args_taint)" != "0 of 4" ]; then
+    "$@" >/dev/null 2>&1 || { fail "helm upgrade: $*"; return 1; }
+  fi
+  for n in "$a" "$b"; do NODE=$n wait_until 300 node_driver_settled || fail "driver on $n not settled"; done
+  NODE=$a wait_until 120 slice_device_taints_are usb-1-1-1-0 "" || fail "$a does not publish the stick: [$(NODE=$a slice_device_taints usb-1-1-1-0)]"
+  expect_eq "taintUnpluggedDevices off: no driver runs with --taint-unplugged-devices" "0 of 4" "$(driver_args_taint)"
+  follow_phase off "$a" "$b"
+  t=$SECONDS
+  "$@" --set taintUnpluggedDevices=true >/dev/null 2>&1 || { fail "helm upgrade: $* --set taintUnpluggedDevices=true"; return 1; }
+  for n in "$a" "$b"; do NODE=$n wait_until 120 node_driver_settled || fail "driver on $n not settled after the upgrade"; done
+  NODE=$a wait_until 60 slice_device_taints_are usb-1-1-1-0 "" || true
+  echo "--- helm upgrade --set taintUnpluggedDevices=true took $((SECONDS - t)) s"
+  expect_eq "taintUnpluggedDevices=true: every driver runs with --taint-unplugged-devices" "4 of 4" "$(driver_args_taint)"
+  follow_phase on "$a" "$b"
+  t=$SECONDS
+  "$@" >/dev/null 2>&1 || fail "helm upgrade: $* (taintUnpluggedDevices off again)"
+  for n in "$a" "$b"; do NODE=$n wait_until 120 node_driver_settled || fail "driver on $n not settled after the upgrade"; done
+  echo "--- helm upgrade back to taintUnpluggedDevices off took $((SECONDS - t)) s"
+  k delete resourceclaimtemplate follow-stick --wait=false >/dev/null 2>&1 || true
+  echo "--- the follow_device scenario took $((SECONDS - start)) s"
+}
+
 # --- a mixed cluster: squat/generic-device-plugin on one worker, liken-dra on another, one pod spec ---------------
 # The real plugin (hack/gdp-image.sh builds it from its upstream tree) runs on the laptop worker, pinned there by the
 # node label liken.sh/gdp-plugin, serving squat.ai/serial for /dev/ttyUSB0, a node made in that worker's /dev with
