@@ -27,5 +27,7 @@ RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends umockdev \
  && rm -rf /var/lib/apt/lists/*
 COPY test/machines/*.umockdev /usr/share/liken-dra/machines/
+# Not "/": umockdev's preload resolves a relative name against it (hack/build-image.sh says why).
+WORKDIR /usr/share/liken-dra/machines
 
 FROM base AS runtime

@@ -140,6 +140,27 @@ absl::Status RenameTemp(int dirfd, const std::string& dir, const std::string& te
 
 }  // namespace
 
+namespace {
+
+bool SameFile(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+// FailedPrecondition unless the directory open as `child` (opened through `parent` by one relative name, called
+// `path`) has `parent` as its "..". The kernel resolves such a name below `parent`; a library interposed on openat(2)
+// may not: umockdev's preload (the test image runs the driver under umockdev-run) joins a relative name to the
+// working directory, not to the handle, and opens its testbed's /dev or /sys instead of "<parent>/dev" or
+// "<parent>/sys" when the driver runs in "/". Writing or removing through such a handle would act on another tree.
+absl::Status CheckOpenedBelow(int parent, int child, const std::string& path) {
+  struct stat above, up;
+  if (::fstat(parent, &above) != 0) return FileError(errno, absl::StrCat("stat the directory above ", path));
+  if (::fstatat(child, "..", &up, AT_SYMLINK_NOFOLLOW) != 0) return FileError(errno, absl::StrCat("stat ", path, "/.."));
+  if (SameFile(above, up)) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "opening ", path, " through its directory's handle opened another directory (a path rewritten by a library "
+      "interposed on openat, such as umockdev's preload with the working directory \"/\"?); refusing to use it"));
+}
+
+}  // namespace
+
 absl::StatusOr<ScopedFd> OpenDirectoryNoFollow(const std::string& dir) {
   ScopedFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() >= 0) return fd;
@@ -152,6 +173,71 @@ absl::StatusOr<ScopedFd> OpenDirectoryNoFollow(const std::string& dir) {
     }
   }
   return FileError(err == ENOTDIR ? ENOENT : err, absl::StrCat("open directory ", dir));
+}
+
+absl::StatusOr<ScopedFd> OpenDirectoryAt(int dirfd, const std::string& dir, const std::string& name, bool create) {
+  if (!ValidName(name)) return absl::InvalidArgumentError(absl::StrCat("invalid directory name '", name, "'"));
+  if (create && ::mkdirat(dirfd, name.c_str(), 0755) != 0 && errno != EEXIST) {
+    return FileError(errno, absl::StrCat("create directory ", dir, "/", name));
+  }
+  ScopedFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() >= 0) {
+    if (auto below = CheckOpenedBelow(dirfd, fd.get(), absl::StrCat(dir, "/", name)); !below.ok()) return below;
+    return fd;
+  }
+  const int err = errno;
+  // O_DIRECTORY | O_NOFOLLOW on a symlink fails with ENOTDIR (the link is not a directory), not ELOOP.
+  if (err == ELOOP || err == ENOTDIR) {
+    struct stat st;
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          dir, "/", name, S_ISLNK(st.st_mode) ? " is a symlink; refusing to follow it" : " is not a directory"));
+    }
+  }
+  return FileError(err == ENOTDIR ? ENOENT : err, absl::StrCat("open directory ", dir, "/", name));
+}
+
+namespace {
+
+constexpr int kMaxRemoveDepth = 8;
+// How often one entry is looked at again when it changes kind while it is removed (a directory swapped for a link
+// or the reverse): each change needs another process writing in the tree.
+constexpr int kMaxRemoveAttempts = 4;
+
+absl::Status RemoveTreeAtDepth(int dirfd, const std::string& dir, const std::string& name, int depth) {
+  const std::string path = absl::StrCat(dir, "/", name);
+  for (int attempt = 0; attempt < kMaxRemoveAttempts; ++attempt) {
+    // Anything but a directory (a file, a link, a leftover temp file) goes with one unlink, a link never followed.
+    if (::unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) return absl::OkStatus();
+    if (errno != EISDIR && errno != EPERM) return FileError(errno, absl::StrCat("remove ", path));
+    if (depth >= kMaxRemoveDepth) {
+      return absl::FailedPreconditionError(absl::StrCat("remove ", path, ": nested deeper than ", kMaxRemoveDepth));
+    }
+    // A directory: emptied through a handle that never follows a link, then removed.
+    ScopedFd sub(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (sub.get() < 0) {
+      if (errno == ENOENT) return absl::OkStatus();
+      if (errno == ENOTDIR || errno == ELOOP) continue;  // swapped for a link or file since: unlinked above
+      return FileError(errno, absl::StrCat("open directory ", path));
+    }
+    if (auto below = CheckOpenedBelow(dirfd, sub.get(), path); !below.ok()) return below;
+    auto entries = ListDirectoryAt(sub.get(), path);
+    if (!entries.ok()) return entries.status();
+    for (const auto& entry : *entries) {
+      if (auto s = RemoveTreeAtDepth(sub.get(), path, entry, depth + 1); !s.ok()) return s;
+    }
+    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) return absl::OkStatus();
+    if (errno != ENOTDIR) return FileError(errno, absl::StrCat("remove directory ", path));
+    // The emptied directory was swapped for a link meanwhile: what is at `name` now is looked at again.
+  }
+  return absl::FailedPreconditionError(absl::StrCat("remove ", path, ": it keeps changing while it is removed"));
+}
+
+}  // namespace
+
+absl::Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name) {
+  if (!ValidName(name)) return absl::InvalidArgumentError(absl::StrCat("invalid file name '", name, "'"));
+  return RemoveTreeAtDepth(dirfd, dir, name, 0);
 }
 
 absl::Status WriteFileAtomicallyAt(int dirfd, const std::string& dir, const std::string& name,

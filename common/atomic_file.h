@@ -34,6 +34,22 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
 // Thread-safe.
 absl::StatusOr<ScopedFd> OpenDirectoryNoFollow(const std::string& dir);
 
+// Opens the subdirectory `name` of the directory open as `dirfd` (called `dir` in errors), creating it (mode 0755)
+// when missing and `create`. `name` is one relative segment (InvalidArgument otherwise: an absolute name would make
+// openat(2) ignore `dirfd`). A symlink or other file at `name` is FailedPrecondition naming it, never followed;
+// NotFound when absent and not `create`. FailedPrecondition too when the directory opened is not a child of `dirfd`
+// (a library interposed on openat(2) that rewrote the name, as umockdev's preload does for "dev" or "sys" when the
+// working directory is "/"). Thread-safe.
+absl::StatusOr<ScopedFd> OpenDirectoryAt(int dirfd, const std::string& dir, const std::string& name, bool create);
+
+// Removes the entry `name` of the directory open as `dirfd` (called `dir` in errors) and, when it is a directory,
+// everything in it (at most 8 levels deep: deeper is FailedPrecondition), each directory emptied through a handle
+// opened without following a symlink: a planted link is removed itself, never what it points to, also when it is
+// swapped in while the tree is removed; a directory whose handle turns out not to be its child (OpenDirectoryAt) is
+// FailedPrecondition, nothing in it removed. Succeeds when absent. Callers keep other writers out of the tree (an entry
+// added meanwhile fails it with the directory not empty). Thread-safe.
+absl::Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name);
+
 // WriteFileAtomically into the directory open as `dirfd` (called `dir` in errors): the write, its rename and the
 // directory fsync all go through that one handle. Thread-safe for distinct names.
 absl::Status WriteFileAtomicallyAt(int dirfd, const std::string& dir, const std::string& name,

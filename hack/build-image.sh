@@ -100,8 +100,11 @@ for image in "${images[@]}"; do
       runtime_entries >"$WORK/runtime.args"
       test_entries >"$WORK/test.args"
       mapfile -t entries < <(cat "$WORK/runtime.args" "$WORK/test.args")
+      # Not "/": umockdev's preload joins a relative name to the working directory, not to the directory handle it
+      # is opened through, so from "/" the driver's openat(claim, "dev") of a metadata request named "dev" opened the
+      # testbed's /dev (test/kubelet/device_metadata_umockdev_test.cc).
       build test "$REPOSITORY:$VERSION-test" "liken-dra-$VERSION-test.oci.tar" "${entries[@]}" \
-        --env "$PATH_ENV" --entrypoint '["/usr/bin/liken-dra"]' --cmd '["run"]' \
+        --env "$PATH_ENV" --entrypoint '["/usr/bin/liken-dra"]' --cmd '["run"]' --workdir "$RECORDINGS" \
         --label "org.opencontainers.image.version=$VERSION" ;;
     pause)
       bb=$(busybox_path)   # a failure here ends the script (set -e)

@@ -9,6 +9,7 @@ usage: oci-image.py --ref REF --out FILE [options] [entries]
   --ref REF            image reference, e.g. localhost/liken-dra:0.1.0 (index annotations name the image)
   --out FILE           archive to write
   --entrypoint JSON    config Entrypoint, a JSON list;  --cmd JSON  config Cmd
+  --workdir DIR        config WorkingDir (default /)
   --env K=V            config Env (repeatable)
   --label K=V          config Labels (repeatable)
 entries (repeatable, in any order):
@@ -175,6 +176,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--entrypoint")
     ap.add_argument("--cmd")
+    ap.add_argument("--workdir", default="/")
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--label", action="append", default=[])
     ap.add_argument("--host", action="append", default=[], dest="entries", type=lambda v: ("host", v))
@@ -204,7 +206,7 @@ def main():
 
     arch = ARCH.get(os.uname().machine, os.uname().machine)
     created = "%04d-%02d-%02dT%02d:%02d:%02dZ" % time.gmtime(mtime)[:6]
-    config = {"Env": args.env, "WorkingDir": "/"}
+    config = {"Env": args.env, "WorkingDir": args.workdir}
     if args.entrypoint:
         config["Entrypoint"] = json.loads(args.entrypoint)
     if args.cmd:

@@ -32,17 +32,20 @@ cdi::Spec ClaimFiles::SpecFor(const PreparedClaim& claim, const Files& files) co
   return spec;
 }
 
+bool ClaimFiles::MetadataPresent(const PreparedClaim& claim) const {
+  if (metadata_ == nullptr) return true;
+  std::vector<std::string> requests;  // the cheap check of a refresh pass: one stat per request, nothing encoded
+  for (const auto& r : claim.results) {
+    if (r.request_names.empty()) continue;
+    std::string base = cdi::BaseRequestName(r.request_names.front());
+    if (std::find(requests.begin(), requests.end(), base) == requests.end()) requests.push_back(std::move(base));
+  }
+  return metadata_->Present(claim.ref.uid, requests);
+}
+
 absl::Status ClaimFiles::EnsureMetadata(const PreparedClaim& claim, bool check_content, Files* out) const {
   if (metadata_ == nullptr) return absl::OkStatus();
-  if (!check_content) {  // the cheap check of every refresh pass: one lstat per request, nothing encoded
-    std::vector<std::string> requests;
-    for (const auto& r : claim.results) {
-      if (r.request_names.empty()) continue;
-      std::string base = cdi::BaseRequestName(r.request_names.front());
-      if (std::find(requests.begin(), requests.end(), base) == requests.end()) requests.push_back(std::move(base));
-    }
-    if (metadata_->Present(claim.ref.uid, requests)) return absl::OkStatus();
-  }
+  if (!check_content && MetadataPresent(claim)) return absl::OkStatus();
   auto files = MetadataFilesFor(claim);
   if (!files.ok()) return files.status();
   absl::Status s = check_content && metadata_->Matches(claim.ref.uid, *files)

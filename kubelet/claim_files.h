@@ -29,8 +29,12 @@ class ClaimFiles {
   // EnsureMetadata computed them for this claim; computed here when nullopt). Thread-safe.
   cdi::Spec SpecFor(const PreparedClaim& claim, const Files& files = std::nullopt) const;
 
-  // Writes the claim's metadata files unless they are present (`check_content`: and exact, else one lstat per
-  // request and nothing encoded); OK when off. Stores the files it computed in `*files` (may be null). Thread-safe.
+  // True when every metadata file of the claim is present (content not read, nothing encoded); true when off. A
+  // read only: the refresh pass asks it without the claims directory's lock and writes only under it. Thread-safe.
+  bool MetadataPresent(const PreparedClaim& claim) const;
+
+  // Writes the claim's metadata files unless they are present (`check_content`: and exact, else MetadataPresent);
+  // OK when off. Callers hold the claim's slot and the claims directory's lock, as for its record and spec. Stores the files it computed in `*files` (may be null). Thread-safe.
   absl::Status EnsureMetadata(const PreparedClaim& claim, bool check_content, Files* files = nullptr) const;
 
   // The claim with each delivered device as `snapshot` has it now (nodes, USB interfaces, sysfs path, and the

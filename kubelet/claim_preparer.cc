@@ -473,8 +473,10 @@ absl::StatusOr<int> ClaimPreparer::Refresh(const InventorySnapshot& snapshot) {
       }
       return true;
     };
-    if (!changed && !records_lost && specs_->Exists(uid)) {  // the common case: no lock taken
-      if (check_metadata) ensure_metadata(current, /*check_content=*/false);
+    // The common case takes no lock: nothing changed and the claim's files are there (its metadata files looked at
+    // only when the root changed). A missing metadata file is written below under the claims directory's lock,
+    // like every other write of a claim's files, so it never races another instance's unprepare of the claim.
+    if (!changed && !records_lost && specs_->Exists(uid) && (!check_metadata || files_.MetadataPresent(current))) {
       continue;
     }
     auto dir_lock = checkpoint_->LockDirectory();

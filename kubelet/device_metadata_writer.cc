@@ -1,5 +1,6 @@
 #include "kubelet/device_metadata_writer.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "cdi/claim_spec.h"
@@ -48,36 +50,6 @@ std::map<std::string, cdi::MetadataValue> MetadataAttributes(const DeliveredDevi
   return out;
 }
 
-bool IsDirectoryNoFollow(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-absl::Status RemovePath(const std::string& path) {
-  if (::unlink(path.c_str()) == 0 || errno == ENOENT) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("remove ", path, ": ", std::strerror(errno)));
-}
-
-absl::Status RemoveDirectory(const std::string& path) {
-  if (::rmdir(path.c_str()) == 0 || errno == ENOENT) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("remove directory ", path, ": ", std::strerror(errno)));
-}
-
-// Removes a request directory: its entries (files, links, leftover temp files) and itself.
-absl::Status RemoveRequestDir(const std::string& dir) {
-  auto names = ListDirectory(dir);
-  if (!names.ok()) return absl::IsNotFound(names.status()) ? absl::OkStatus() : names.status();
-  for (const auto& name : *names) {
-    if (auto s = RemovePath(absl::StrCat(dir, "/", name)); !s.ok()) return s;
-  }
-  return RemoveDirectory(dir);
-}
-
-// Removes an entry of a claim's directory: a request directory with its files, or anything else (never followed).
-absl::Status RemoveEntry(const std::string& path) {
-  return IsDirectoryNoFollow(path) ? RemoveRequestDir(path) : RemovePath(path);
-}
-
 // The root, opened without following a symlink; created (with its parents) when missing and `create`.
 absl::StatusOr<ScopedFd> OpenRoot(const std::string& root, bool create) {
   auto fd = OpenDirectoryNoFollow(root);
@@ -86,6 +58,24 @@ absl::StatusOr<ScopedFd> OpenRoot(const std::string& root, bool create) {
     fd = OpenDirectoryNoFollow(root);
   }
   return fd;
+}
+
+// The content of the regular file `name` in the directory open as `dirfd`, read through a handle that never
+// follows a symlink; nullopt when it is absent, not a regular file, unreadable or larger than `limit`.
+std::optional<std::string> ReadRegularFileAt(int dirfd, const std::string& name, size_t limit) {
+  ScopedFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  struct stat st;
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > limit) return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -122,65 +112,77 @@ absl::StatusOr<std::vector<cdi::DeviceMetadata>> MetadataFilesFor(const Prepared
 DeviceMetadataStore::DeviceMetadataStore(std::string root, Durability durability)
     : root_(std::move(root)), durability_(durability) {}
 
-absl::Status DeviceMetadataStore::EnsureDirectory() const { return MakeDirectories(root_); }
+absl::Status DeviceMetadataStore::EnsureDirectory() const {
+  // Made with its parents (which may be links, as /var/run is to /run), then opened like every write and removal
+  // opens it: a root that is itself a symlink is refused here, at start-up, not at each prepare and unprepare.
+  if (auto made = MakeDirectories(root_); !made.ok()) return made;
+  auto root = OpenDirectoryNoFollow(root_);
+  return root.ok() ? absl::OkStatus() : root.status();
+}
 
 std::string DeviceMetadataStore::HostPath(absl::string_view claim_uid, absl::string_view base_request) const {
   return absl::StrCat(root_, "/", claim_uid, "/", base_request, "/", cdi::MetadataFileName(discovery::kDriverName));
 }
 
 absl::Status DeviceMetadataStore::Write(absl::string_view claim_uid, const std::vector<cdi::DeviceMetadata>& files) const {
-  // The root, the claim's directory and each request's are checked not to be symlinks before anything is written
-  // in them; the file itself is written through a handle of its directory (WriteFileAtomically).
+  // Every directory from the root down is opened (made when missing) without following a symlink, and each step
+  // goes through the handle of the one above: a link planted or swapped in anywhere is refused, never written
+  // through, and no path is resolved twice.
   auto root = OpenRoot(root_, /*create=*/true);
   if (!root.ok()) return root.status();
   const std::string uid(claim_uid);
   const std::string claim_dir = absl::StrCat(root_, "/", uid);
-  // The claim's and each request's directory: made if missing, and refused if anything but a directory (a planted
-  // symlink is never written through). mkdir does not follow a link in the last component.
-  const auto make_real_directory = [](const std::string& dir) -> absl::Status {
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::InternalError(absl::StrCat("create directory ", dir, ": ", std::strerror(errno)));
-    }
-    auto checked = OpenDirectoryNoFollow(dir);
-    return checked.ok() ? absl::OkStatus() : checked.status();
-  };
-  if (auto s = make_real_directory(claim_dir); !s.ok()) return s;
+  auto claim = OpenDirectoryAt(root->get(), root_, uid, /*create=*/true);
+  if (!claim.ok()) return claim.status();
   std::vector<std::string> wanted;
   for (const auto& f : files) {
     const std::string base = cdi::BaseRequestName(f.request);
-    const std::string dir = absl::StrCat(claim_dir, "/", base);
-    if (auto s = make_real_directory(dir); !s.ok()) return s;
-    if (auto s = WriteFileAtomically(dir, cdi::MetadataFileName(discovery::kDriverName),
-                                     cdi::EncodeDeviceMetadataStream(f), durability_);
+    auto request = OpenDirectoryAt(claim->get(), claim_dir, base, /*create=*/true);
+    if (!request.ok()) return request.status();
+    if (auto s = WriteFileAtomicallyAt(request->get(), absl::StrCat(claim_dir, "/", base),
+                                       cdi::MetadataFileName(discovery::kDriverName),
+                                       cdi::EncodeDeviceMetadataStream(f), durability_);
         !s.ok()) {
       return s;
     }
     wanted.push_back(base);
   }
-  auto present = ListDirectory(claim_dir);
-  if (!present.ok()) return absl::IsNotFound(present.status()) ? absl::OkStatus() : present.status();
+  auto present = ListDirectoryAt(claim->get(), claim_dir);
+  if (!present.ok()) return present.status();
   for (const auto& name : *present) {
     if (std::find(wanted.begin(), wanted.end(), name) != wanted.end()) continue;
-    if (auto s = RemoveEntry(absl::StrCat(claim_dir, "/", name)); !s.ok()) return s;
+    if (auto s = RemoveTreeAt(claim->get(), claim_dir, name); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
 bool DeviceMetadataStore::Matches(absl::string_view claim_uid, const std::vector<cdi::DeviceMetadata>& files) const {
+  if (files.empty()) return true;
+  auto root = OpenDirectoryNoFollow(root_);
+  if (!root.ok()) return false;
+  auto claim = OpenDirectoryAt(root->get(), root_, std::string(claim_uid), /*create=*/false);
+  if (!claim.ok()) return false;
   for (const auto& f : files) {
-    const std::string path = HostPath(claim_uid, cdi::BaseRequestName(f.request));
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-    auto text = ReadFileToString(path, 4 << 20);
-    if (!text.ok() || *text != cdi::EncodeDeviceMetadataStream(f)) return false;
+    auto request = OpenDirectoryAt(claim->get(), root_, cdi::BaseRequestName(f.request), /*create=*/false);
+    if (!request.ok()) return false;
+    auto text = ReadRegularFileAt(request->get(), cdi::MetadataFileName(discovery::kDriverName), 4 << 20);
+    if (!text || *text != cdi::EncodeDeviceMetadataStream(f)) return false;
   }
   return true;
 }
 
 bool DeviceMetadataStore::Present(absl::string_view claim_uid, const std::vector<std::string>& base_requests) const {
+  if (base_requests.empty()) return true;
+  auto root = OpenDirectoryNoFollow(root_);
+  if (!root.ok()) return false;
+  auto claim = OpenDirectoryAt(root->get(), root_, std::string(claim_uid), /*create=*/false);
+  if (!claim.ok()) return false;
+  const std::string file = cdi::MetadataFileName(discovery::kDriverName);
   for (const auto& base : base_requests) {
+    auto request = OpenDirectoryAt(claim->get(), root_, base, /*create=*/false);
     struct stat st;
-    if (::lstat(HostPath(claim_uid, base).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (!request.ok() || ::fstatat(request->get(), file.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode)) {
       return false;
     }
   }
@@ -190,14 +192,7 @@ bool DeviceMetadataStore::Present(absl::string_view claim_uid, const std::vector
 absl::Status DeviceMetadataStore::Remove(absl::string_view claim_uid) const {
   auto root = OpenRoot(root_, /*create=*/false);  // a symlinked root: refused, nothing in its target removed
   if (!root.ok()) return absl::IsNotFound(root.status()) ? absl::OkStatus() : root.status();
-  const std::string claim_dir = absl::StrCat(root_, "/", claim_uid);
-  if (!IsDirectoryNoFollow(claim_dir)) return RemovePath(claim_dir);  // absent, or something planted: unlinked
-  auto names = ListDirectory(claim_dir);
-  if (!names.ok()) return absl::IsNotFound(names.status()) ? absl::OkStatus() : names.status();
-  for (const auto& name : *names) {
-    if (auto s = RemoveEntry(absl::StrCat(claim_dir, "/", name)); !s.ok()) return s;
-  }
-  return RemoveDirectory(claim_dir);
+  return RemoveTreeAt(root->get(), root_, std::string(claim_uid));
 }
 
 DeviceMetadataStore::RootState DeviceMetadataStore::RootStateNow() const {
@@ -215,11 +210,13 @@ DeviceMetadataStore::RootState DeviceMetadataStore::RootStateNow() const {
 }
 
 absl::StatusOr<std::vector<std::string>> DeviceMetadataStore::ListClaimUids() const {
-  auto names = ListDirectory(root_);
-  if (!names.ok()) {
-    if (absl::IsNotFound(names.status())) return std::vector<std::string>{};
-    return names.status();
+  auto root = OpenRoot(root_, /*create=*/false);
+  if (!root.ok()) {
+    if (absl::IsNotFound(root.status())) return std::vector<std::string>{};
+    return root.status();
   }
+  auto names = ListDirectoryAt(root->get(), root_);
+  if (!names.ok()) return names.status();
   std::vector<std::string> out;
   for (const auto& name : *names) {
     if (!name.empty() && name[0] != '.') out.push_back(name);

@@ -30,15 +30,20 @@ inline constexpr char kAttrUsbDeviceNumber[] = "liken.sh/usbDeviceNumber";
 // order. InvalidArgument when a name cannot become a path segment. Thread-safe.
 absl::StatusOr<std::vector<cdi::DeviceMetadata>> MetadataFilesFor(const PreparedClaim& claim);
 
-// Writes, checks and removes the metadata files of claims under one root. Never writes or removes through a
-// symlink: neither the root, a claim's directory nor a request's directory is followed. Thread-safe; callers serialise operations on one claim UID.
+// Writes, checks and removes the metadata files of claims under one root, like the CDI specs and claim records:
+// every write, read and removal goes through directory handles opened from the root down without following a
+// symlink (neither the root, a claim's directory nor a request's directory), each step through the handle of the
+// directory above, so a directory swapped for a link between two steps is refused, never written, read or removed
+// through. Thread-safe; callers serialise operations on one claim UID (the claim's slot and the claims directory's
+// lock, as for its record and spec).
 class DeviceMetadataStore {
  public:
   // `root` is the plugin's metadata directory ("<kubelet-root>/plugins/liken.sh/metadata"); `durability` of
   // each file written (kUnsynced: the files are rebuilt at start-up from the claims' records).
   explicit DeviceMetadataStore(std::string root, Durability durability = Durability::kSynced);
 
-  // Creates the root when missing. Thread-safe.
+  // Creates the root (and its parents) when missing. A root that is itself a symlink is FailedPrecondition here,
+  // at start-up: every write and removal would refuse it. Thread-safe.
   absl::Status EnsureDirectory() const;
 
   // "<root>/<claimUID>/<request>/liken.sh-metadata.json". Thread-safe.
@@ -48,11 +53,12 @@ class DeviceMetadataStore {
   // claim that `files` no longer has. Thread-safe.
   absl::Status Write(absl::string_view claim_uid, const std::vector<cdi::DeviceMetadata>& files) const;
 
-  // True when every one of `files` is on disk with exactly the content Write would give it. Thread-safe.
+  // True when every one of `files` is on disk, a regular file reached without following a link, with exactly the
+  // content Write would give it. Thread-safe.
   bool Matches(absl::string_view claim_uid, const std::vector<cdi::DeviceMetadata>& files) const;
 
-  // True when the file of every request in `base_requests` exists as a regular file (content not read).
-  // Thread-safe.
+  // True when the file of every request in `base_requests` exists as a regular file reached without following a
+  // link (content not read). Thread-safe.
   bool Present(absl::string_view claim_uid, const std::vector<std::string>& base_requests) const;
 
   // Removes the claim's directory and everything in it; succeeds when absent. Never follows a symlink, the root
@@ -70,7 +76,7 @@ class DeviceMetadataStore {
   };
   RootState RootStateNow() const;
 
-  // The claim UIDs that have a directory here, sorted. Thread-safe.
+  // The claim UIDs that have an entry here, sorted; a symlinked root is FailedPrecondition. Thread-safe.
   absl::StatusOr<std::vector<std::string>> ListClaimUids() const;
 
   // The root directory. Thread-safe.

@@ -144,5 +144,57 @@ TEST_F(AtomicFileTest, ASymlinkedDirectoryIsRefusedByNameAndNothingInItsTargetRe
   EXPECT_EQ(Read("real/f"), "keep");
 }
 
+TEST_F(AtomicFileTest, RemoveTreeRemovesLinksThemselvesNeverTheirTargets) {
+  ASSERT_EQ(::mkdir((dir_ + "/victim").c_str(), 0755), 0);
+  std::ofstream(dir_ + "/victim/keep") << "keep";
+  ASSERT_TRUE(MakeDirectories(dir_ + "/tree/a/b").ok());
+  std::ofstream(dir_ + "/tree/a/b/file") << "x";
+  std::ofstream(dir_ + "/tree/top") << "x";
+  ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), (dir_ + "/tree/a/dirlink").c_str()), 0);
+  ASSERT_EQ(::symlink((dir_ + "/victim/keep").c_str(), (dir_ + "/tree/a/b/filelink").c_str()), 0);
+  auto root = OpenDirectoryNoFollow(dir_);
+  ASSERT_TRUE(root.ok()) << root.status();
+  ASSERT_TRUE(RemoveTreeAt(root->get(), dir_, "tree").ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/tree"));
+  EXPECT_EQ(Read("victim/keep"), "keep");
+  EXPECT_TRUE(RemoveTreeAt(root->get(), dir_, "tree").ok()) << "absent: fine";
+  EXPECT_TRUE(absl::IsInvalidArgument(RemoveTreeAt(root->get(), dir_, "..")));
+  // An absolute name would make the *at call ignore the handle: refused.
+  EXPECT_TRUE(absl::IsInvalidArgument(RemoveTreeAt(root->get(), dir_, dir_ + "/victim")));
+  EXPECT_EQ(Read("victim/keep"), "keep");
+}
+
+TEST_F(AtomicFileTest, SubdirectoriesAreMadeAndOpenedWithoutFollowingALink) {
+  auto root = OpenDirectoryNoFollow(dir_);
+  ASSERT_TRUE(root.ok()) << root.status();
+  EXPECT_TRUE(absl::IsNotFound(OpenDirectoryAt(root->get(), dir_, "sub", /*create=*/false).status()));
+  auto sub = OpenDirectoryAt(root->get(), dir_, "sub", /*create=*/true);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_TRUE(WriteFileAtomicallyAt(sub->get(), dir_ + "/sub", "f", "v").ok());
+  EXPECT_EQ(Read("sub/f"), "v");
+  ASSERT_EQ(::mkdir((dir_ + "/victim").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), (dir_ + "/planted").c_str()), 0);
+  for (bool create : {false, true}) {
+    auto planted = OpenDirectoryAt(root->get(), dir_, "planted", create);
+    EXPECT_TRUE(absl::IsFailedPrecondition(planted.status())) << planted.status();
+    EXPECT_NE(planted.status().message().find(dir_ + "/planted is a symlink"), std::string::npos) << planted.status();
+  }
+  std::ofstream(dir_ + "/file") << "x";
+  EXPECT_TRUE(absl::IsFailedPrecondition(OpenDirectoryAt(root->get(), dir_, "file", true).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(OpenDirectoryAt(root->get(), dir_, dir_ + "/victim", false).status()));
+}
+
+TEST_F(AtomicFileTest, AListingThroughAHandleLeavesItsOffsetAlone) {
+  std::ofstream(dir_ + "/b") << "x";
+  std::ofstream(dir_ + "/a") << "x";
+  auto root = OpenDirectoryNoFollow(dir_);
+  ASSERT_TRUE(root.ok()) << root.status();
+  for (int i = 0; i < 2; ++i) {  // a listing through a dup(2) of the handle would leave the second one empty
+    auto names = ListDirectoryAt(root->get(), dir_);
+    ASSERT_TRUE(names.ok()) << names.status();
+    EXPECT_EQ(*names, (std::vector<std::string>{"a", "b"}));
+  }
+}
+
 }  // namespace
 }  // namespace liken

@@ -1,8 +1,15 @@
 // Device metadata files of prepared claims, through the kubelet's gRPC calls: layout, content, the CDI
 // mount, unprepare, recovery after a restart, refresh after a USB re-enumeration.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -316,6 +323,51 @@ TEST_P(DeviceMetadataTest, RefreshChecksTheFilesOnlyWhenTheMetadataRootChanged) 
   LIKEN_ASSERT_OK(plugin_->RefreshPreparedClaims(inventory_));
   EXPECT_TRUE(Exists(HostFile(kGpuUid, "render")));
   EXPECT_TRUE(Exists(HostFile(kUsbUid, "port")));
+}
+
+// Whether a thread of this process waits for a flock(2) held elsewhere ("->" entries of /proc/locks name waiters).
+bool ThisProcessWaitsOnAFlock() {
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    std::istringstream in(line);
+    std::string id, arrow, kind, mode, access, pid;
+    in >> id >> arrow >> kind >> mode >> access >> pid;
+    if (arrow == "->" && kind == "FLOCK" && pid == std::to_string(::getpid())) return true;
+  }
+  return false;
+}
+
+// A pass that finds a prepared claim's metadata files missing writes them under the claims directory's lock, like
+// every other write of a claim's files: while another driver instance (a rolling update) holds it to unprepare the
+// claim, the pass waits, then finds the claim unprepared and forgets it instead of writing orphan files.
+TEST_P(DeviceMetadataTest, APassRewritesMissingFilesOnlyUnderTheClaimsDirectoryLock) {
+  LIKEN_ASSERT_OK(kubelet_->Prepare({{"ns", kGpuUid, "gpu"}}));
+  LIKEN_ASSERT_OK(plugin_->RefreshPreparedClaims(inventory_));  // the root is remembered
+  const std::string claims = kubelet_root_ + "/plugins/liken.sh/claims";
+  ScopedFd other(::open(claims.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));  // the other instance's lock
+  ASSERT_GE(other.get(), 0);
+  ASSERT_EQ(::flock(other.get(), LOCK_EX), 0);
+  std::filesystem::remove_all(absl::StrCat(MetadataRoot(), "/", kGpuUid));  // the root changes: files looked at
+  std::atomic<bool> done{false};
+  absl::StatusOr<int> refreshed = 0;
+  std::thread pass([&] {
+    refreshed = plugin_->RefreshPreparedClaims(inventory_);
+    done = true;
+  });
+  bool waited = false;
+  while (!done && !(waited = ThisProcessWaitsOnAFlock())) std::this_thread::yield();
+  if (waited) {
+    // The other instance unprepares the claim while it holds the lock: spec, metadata and record removed.
+    EXPECT_EQ(::unlink(absl::StrCat(cdi_root_, "/liken.sh-", kGpuUid, ".json").c_str()), 0);
+    EXPECT_EQ(::unlink(absl::StrCat(claims, "/", kGpuUid, ".json").c_str()), 0);
+  }
+  ASSERT_EQ(::flock(other.get(), LOCK_UN), 0);
+  pass.join();
+  ASSERT_TRUE(waited) << "the pass wrote the missing metadata files without the claims directory's lock";
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_FALSE(Exists(absl::StrCat(MetadataRoot(), "/", kGpuUid))) << "orphan metadata of an unprepared claim";
+  EXPECT_EQ(plugin_->prepared_claims(), 0u);
 }
 
 TEST_P(DeviceMetadataTest, FilesAreNeverSharedAndUnprepareRemovesThem) {

@@ -1,14 +1,18 @@
 // The host side of device metadata: which files a claim gets, their host layout, and their record.
 #include "kubelet/device_metadata_writer.h"
 
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "common/files.h"
 #include "kubelet/claim_checkpoint.h"
 #include "test/kubelet/test_objects.h"
@@ -157,6 +161,12 @@ TEST(DeviceMetadataWriterTest, ASymlinkedRootIsNeitherWrittenNorRemovedThrough) 
   EXPECT_EQ(written.code(), absl::StatusCode::kFailedPrecondition) << written;
   absl::Status removed = store.Remove(uid);
   EXPECT_EQ(removed.code(), absl::StatusCode::kFailedPrecondition) << removed;
+  // Start-up refuses it too (it made the parents of a missing root and followed a linked one, and then every
+  // prepare failed and no unprepare succeeded); nothing is listed through it.
+  absl::Status ensured = store.EnsureDirectory();
+  EXPECT_EQ(ensured.code(), absl::StatusCode::kFailedPrecondition) << ensured;
+  EXPECT_EQ(store.ListClaimUids().status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(store.Present(uid, {"serial"})) << "a file reached through the linked root counts as missing";
   EXPECT_TRUE(Exists(dir.path() + "/victim/" + uid + "/serial/keep"));
   EXPECT_FALSE(Exists(dir.path() + "/victim/" + uid + "/gpus"));
 }
@@ -177,6 +187,95 @@ TEST(DeviceMetadataWriterTest, WriteNeverFollowsAPlantedClaimOrRequestDirectory)
   ASSERT_EQ(::symlink((dir.path() + "/victim").c_str(), (dir.path() + "/metadata/" + uid + "/serial").c_str()), 0);
   EXPECT_EQ(store.Write(uid, *files).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_FALSE(Exists(dir.path() + "/victim/liken.sh-metadata.json"));
+}
+
+// Starts a thread that, at the first removal of an entry of `dir` (inotify IN_DELETE), renames `dir` to `moved` and
+// puts a symlink to `target` in its place: the swap lands between the removal's check of `dir` and its later uses.
+class SwapForLinkOnFirstDelete {
+ public:
+  SwapForLinkOnFirstDelete(const std::string& dir, std::string moved, std::string target)
+      : watch_(::inotify_init1(IN_CLOEXEC)) {
+    armed_ = watch_ >= 0 && ::inotify_add_watch(watch_, dir.c_str(), IN_DELETE) >= 0;
+    if (!armed_) return;
+    thread_ = std::thread([this, dir, moved = std::move(moved), target = std::move(target)] {
+      struct pollfd p = {watch_, POLLIN, 0};
+      if (::poll(&p, 1, 30000) != 1) return;  // only a bound on a stuck removal, not a timed assertion
+      swapped_ = ::rename(dir.c_str(), moved.c_str()) == 0 && ::symlink(target.c_str(), dir.c_str()) == 0;
+    });
+  }
+  ~SwapForLinkOnFirstDelete() {
+    if (thread_.joinable()) thread_.join();
+    if (watch_ >= 0) ::close(watch_);
+  }
+  bool armed() const { return armed_; }
+  // Whether the swap happened; waits for the thread.
+  bool Swapped() {
+    if (thread_.joinable()) thread_.join();
+    return swapped_;
+  }
+
+ private:
+  int watch_;
+  bool armed_ = false;
+  bool swapped_ = false;
+  std::thread thread_;
+};
+
+// The race the directory handles close: a claim's request directory swapped for a symlink to another directory
+// while Remove empties it (after the check that it is a directory, before the unlinks below it). Removing by path
+// below checked directories unlinked the files of the link's target; through handles nothing there is touched.
+TEST(DeviceMetadataWriterTest, ADirectorySwappedForALinkWhileItIsRemovedIsNeverRemovedThrough) {
+  TempDir dir;
+  DeviceMetadataStore store(dir.path() + "/metadata");
+  LIKEN_ASSERT_OK(store.EnsureDirectory());
+  const std::string request = dir.path() + "/metadata/claim-1/req";
+  LIKEN_ASSERT_OK(MakeDirectories(request));
+  LIKEN_ASSERT_OK(MakeDirectories(dir.path() + "/victim"));
+  constexpr int kFiles = 2000;  // the removal takes long enough for the swap to land inside it
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string name = absl::StrCat("f", 10000 + i);
+    std::ofstream(request + "/" + name) << "x";
+    std::ofstream(dir.path() + "/victim/" + name) << "keep";
+  }
+  SwapForLinkOnFirstDelete swap(request, dir.path() + "/moved", dir.path() + "/victim");
+  ASSERT_TRUE(swap.armed());
+  absl::Status removed = store.Remove("claim-1");
+  ASSERT_TRUE(swap.Swapped());
+  auto victims = ListDirectory(dir.path() + "/victim");
+  LIKEN_ASSERT_OK(victims);
+  EXPECT_EQ(victims->size(), static_cast<size_t>(kFiles)) << "files removed through the swapped-in link; " << removed;
+  // The link itself is removed with the claim's directory; what was renamed away is whatever the removal had not
+  // reached yet.
+  EXPECT_TRUE(removed.ok()) << removed;
+  EXPECT_FALSE(Exists(dir.path() + "/metadata/claim-1"));
+}
+
+// The same race one level up: the claim's own directory swapped for a link to another claim-like tree after Remove
+// checked it and listed it, between the removals of its request directories. Removing by path below the checked
+// directory emptied the link's target; through the claim's directory handle nothing there is listed or unlinked.
+TEST(DeviceMetadataWriterTest, AClaimDirectorySwappedForALinkWhileItIsRemovedIsNeverRemovedThrough) {
+  TempDir dir;
+  DeviceMetadataStore store(dir.path() + "/metadata");
+  LIKEN_ASSERT_OK(store.EnsureDirectory());
+  const std::string claim = dir.path() + "/metadata/claim-1";
+  const std::string file = "liken.sh-metadata.json";
+  constexpr int kRequests = 500;  // the removal takes long enough for the swap to land inside it
+  for (int i = 0; i < kRequests; ++i) {
+    const std::string req = absl::StrCat("req", 1000 + i);
+    LIKEN_ASSERT_OK(MakeDirectories(claim + "/" + req));
+    LIKEN_ASSERT_OK(MakeDirectories(dir.path() + "/victim/" + req));
+    std::ofstream(claim + "/" + req + "/" + file) << "x";
+    std::ofstream(dir.path() + "/victim/" + req + "/" + file) << "keep";
+  }
+  SwapForLinkOnFirstDelete swap(claim, dir.path() + "/moved", dir.path() + "/victim");
+  ASSERT_TRUE(swap.armed());
+  absl::Status removed = store.Remove("claim-1");
+  ASSERT_TRUE(swap.Swapped());
+  int kept = 0;
+  for (int i = 0; i < kRequests; ++i) kept += Exists(absl::StrCat(dir.path(), "/victim/req", 1000 + i, "/", file));
+  EXPECT_EQ(kept, kRequests) << "files removed through the swapped-in link; " << removed;
+  EXPECT_TRUE(removed.ok()) << removed;
+  EXPECT_FALSE(Exists(claim)) << "the link that took the claim directory's place is removed itself";
 }
 
 TEST(DeviceMetadataWriterTest, RecordKeepsAttributesPodClaimNameAndGeneration) {

@@ -639,6 +639,15 @@ YAML
 # extended_resource_pod NAME RESOURCE: a pod that asks only `resources.limits: RESOURCE: 1`, as a pod written for a
 # device plugin does.
 extended_resource_pod() { workload_pod "$1" limits "$2"; } # POD RESOURCE-NAME
+# extended_resource_pods_at_once POD=RESOURCE-NAME...: those pods created by one apply, so the kubelet's prepares
+# race the driver's claim cache (each pod's claim is made by the scheduler and fetched after the pod event).
+extended_resource_pods_at_once() {
+  local pr
+  for pr in "$@"; do
+    workload_pod_yaml "${pr%%=*}" limits "${pr#*=}"
+    echo ---
+  done | k apply -f - >/dev/null
+}
 # extended_resource_unserved POD RESOURCE: where the release does not serve DRAExtendedResource (off before 1.36), a
 # pod asking for RESOURCE is refused by the API server or does not run (Pending; the scheduler's reason, if any, is
 # printed: 1.34 gives none within 60 s).
@@ -664,7 +673,7 @@ pod_extended_claim() { k get pod "$1" -o jsonpath='{.status.extendedResourceClai
 
 # Pods written for device plugins (DRAExtendedResource): a DeviceClass names an extended resource; a pod asking for
 # it, and a pod asking for deviceclass.resource.kubernetes.io/<class>, each get exactly the device's nodes from the
-# scheduler's claim, prepared from the node's claim cache (0 fallbacks), with its metadata file under
+# scheduler's claim, prepared from the node's claim cache (0 fallbacks, with a third pod created at the same time), with its metadata file under
 # resourceclaims/<claim>/<request>/ and this driver's status entries; deleting the pod unprepares the claim and the
 # scheduler's claim goes away.
 # claim_has_device_status CLAIM: the claim has a status.devices entry of liken.sh (a function, for wait_until).
@@ -694,8 +703,11 @@ node_scenario_extended_resources() {
   workload_pod ext-baseline  # its own: the start-up figure deleted every workload pod
   wait_until 120 pod_running ext-baseline || { fail "ext-baseline $(pod_phase ext-baseline)"; return 1; }
   before=$(driver_metric liken_claim_get_fallbacks_total)
-  extended_resource_pod ext-name example.com/render
-  extended_resource_pod ext-class deviceclass.resource.kubernetes.io/gpu-display.liken.sh
+  # Three pods at once: each prepare must wait for the cache's fetch of its claim, never read the API server.
+  extended_resource_pods_at_once ext-name=example.com/render \
+    ext-class=deviceclass.resource.kubernetes.io/gpu-display.liken.sh ext-serial=deviceclass.resource.kubernetes.io/serial.liken.sh
+  wait_until 120 pod_running ext-serial && pass "ext-serial: Running with the scheduler's claim $(pod_extended_claim ext-serial)" ||
+    fail "ext-serial $(pod_phase ext-serial): $(pod_scheduling ext-serial)"
   for p in ext-name ext-class; do
     wait_until 120 pod_running "$p" || { fail "$p $(pod_phase "$p"): $(pod_scheduling "$p")"; continue; }
     claim=$(pod_extended_claim "$p")
@@ -710,7 +722,8 @@ node_scenario_extended_resources() {
       fail "$p: no status.devices entry of liken.sh on $claim"
   done
   after=$(driver_metric liken_claim_get_fallbacks_total)
-  expect_eq "the scheduler's claims were prepared from the node's claim cache (fallbacks)" "${before:-0}" "${after:-0}"
+  expect_eq "three pods created at once: their claims were prepared from the node's claim cache (liken_claim_get_fallbacks_total stays ${before:-0})" \
+    "${before:-0}" "${after:-0}"
   claim=$(pod_extended_claim ext-name)
   uid=$(claim_uid "$claim")
   spec=$(cdi_spec_file "$claim")
@@ -718,7 +731,7 @@ node_scenario_extended_resources() {
   wait_until 60 node_sh "[ ! -e '$spec' ] && [ ! -e '$CLAIMS_DIR/$uid.json' ]" &&
     pass "deleting ext-name unprepares $claim (CDI spec and record gone)" || fail "after deleting ext-name: $claim's spec or record remains"
   wait_until 60 claim_gone "$claim" && pass "the scheduler's claim $claim goes with its pod" || fail "claim $claim remains"
-  delete_pods ext-class ext-baseline
+  delete_pods ext-class ext-serial ext-baseline
   k delete deviceclass ext-render.liken.sh >/dev/null 2>&1 || true
 }
 
