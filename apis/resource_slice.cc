@@ -183,6 +183,20 @@ bool IsDnsSubdomain(std::string_view name) {
   return true;
 }
 
+bool HasTaintsOrConsumesCounters(const SliceDevice& device) {
+  if (!device.taints.empty()) return true;
+  if (!device.raw.is_object()) return false;
+  auto counters = device.raw.find("consumesCounters");
+  return counters != device.raw.end() && counters->is_array() && !counters->empty();
+}
+
+size_t MaxDevicesInSlice(const std::vector<SliceDevice>& devices) {
+  for (const auto& d : devices) {
+    if (HasTaintsOrConsumesCounters(d)) return kMaxDevicesPerSliceWithTaintsOrCounters;
+  }
+  return kMaxDevicesPerSlice;
+}
+
 absl::Status ValidateResourceSlice(const ResourceSlice& slice) {
   if (!IsDnsSubdomain(slice.metadata.name)) {
     return absl::InvalidArgumentError(absl::StrCat("slice name '", slice.metadata.name, "' is not a DNS subdomain"));
@@ -197,9 +211,23 @@ absl::Status ValidateResourceSlice(const ResourceSlice& slice) {
   if (slice.pool.generation < 0 || slice.pool.resource_slice_count < 1) {
     return absl::InvalidArgumentError("pool generation or resourceSliceCount out of range");
   }
-  if (slice.devices.size() > kMaxDevicesPerSlice) {
-    return absl::InvalidArgumentError(absl::StrCat("slice holds ", slice.devices.size(), " devices; the limit is ",
-                                                   kMaxDevicesPerSlice));
+  if (const size_t limit = MaxDevicesInSlice(slice.devices); slice.devices.size() > limit) {
+    if (limit == kMaxDevicesPerSlice) {
+      return absl::InvalidArgumentError(absl::StrCat("slice ", slice.metadata.name, " holds ", slice.devices.size(),
+                                                     " devices; the limit is ", kMaxDevicesPerSlice,
+                                                     " (ResourceSliceMaxDevices)"));
+    }
+    std::string which;
+    for (const auto& d : slice.devices) {
+      if (HasTaintsOrConsumesCounters(d)) {
+        which = d.name;
+        break;
+      }
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "slice ", slice.metadata.name, " holds ", slice.devices.size(), " devices; the limit is ",
+        kMaxDevicesPerSliceWithTaintsOrCounters, " in a slice with a tainted device or one that consumes counters (",
+        which, "), ", kMaxDevicesPerSlice, " otherwise (ResourceSliceMaxDevicesWithTaintsOrConsumesCounters)"));
   }
   for (const auto& d : slice.devices) {
     if (!IsDnsLabel(d.name)) return absl::InvalidArgumentError(absl::StrCat("device name '", d.name, "' is not a DNS label"));

@@ -19,7 +19,10 @@ namespace liken::apis {
 inline constexpr char kResourceApiVersion[] = "resource.k8s.io/v1";
 
 // API server limits for resource.k8s.io/v1 objects that liken must respect.
+// Devices in one slice: 128 (ResourceSliceMaxDevices), but only 64 in a slice in which any device has a taint or
+// consumes counters (ResourceSliceMaxDevicesWithTaintsOrConsumesCounters, since Kubernetes 1.35).
 inline constexpr size_t kMaxDevicesPerSlice = 128;
+inline constexpr size_t kMaxDevicesPerSliceWithTaintsOrCounters = 64;
 inline constexpr size_t kMaxAttributesPerDevice = 32;
 inline constexpr size_t kMaxAttributeStringLength = 64;
 inline constexpr size_t kMaxAttributeNameLength = 32;   // the C identifier after the domain
@@ -78,7 +81,16 @@ nlohmann::json ResourceSliceToJson(const ResourceSlice& slice);
 // Serialises one attribute value as the API's one-of object ({"string": ...}, {"bool": ...}, ...). Thread-safe.
 nlohmann::json AttributeValueToJson(const AttributeValue& value);
 
-// Checks a slice against the API server's validation rules liken can hit: names, counts, lengths.
+// True when `device` has a taint or consumes counters (a non-empty `consumesCounters` kept in its raw JSON): a slice
+// holding one may hold at most kMaxDevicesPerSliceWithTaintsOrCounters devices. Thread-safe.
+bool HasTaintsOrConsumesCounters(const SliceDevice& device);
+
+// The most devices a slice may hold given its devices: kMaxDevicesPerSliceWithTaintsOrCounters when any of them has
+// a taint or consumes counters, kMaxDevicesPerSlice otherwise. Thread-safe.
+size_t MaxDevicesInSlice(const std::vector<SliceDevice>& devices);
+
+// Checks a slice against the API server's validation rules liken can hit: names, counts (the device limit by the
+// 64/128 rule above, the error naming the rule), lengths.
 // Returns InvalidArgument listing the first violation. Thread-safe.
 absl::Status ValidateResourceSlice(const ResourceSlice& slice);
 

@@ -263,6 +263,7 @@ int RunCommand(const Command& command, int argc, char** argv) {
   reconcile_options.features = &cluster;
   reconcile_options.taint_unplugged = flags.taint_unplugged_devices;
   reconcile_options.unplugged_taint_limit = flags.unplugged_taint_limit;
+  reconcile_options.unplugged_memory_dir = state_dir;  // when each taint was added, across restarts
   reconcile_options.claim_statuses = &statuses;
   controller::NodeReconciler reconcile(reconcile_options, client->get(), clock.get(), scanner.get(), &plugin,
                                        std::move(uevents), &metrics, shutdown.get_token());

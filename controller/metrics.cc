@@ -84,6 +84,14 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   for (const char* op : {"create", "update", "delete"}) {
     for (const char* result : {"success", "conflict", "error"}) slice_writes_->Add({{"operation", op}, {"result", result}});
   }
+  slices_refused_ = &prometheus::BuildCounter()
+                         .Name("liken_slices_refused_total")
+                         .Help("ResourceSlices refused by an API rule: by the driver's own validation (the pool is not "
+                               "written) or by the API server (a 422; retried with backoff).")
+                         .Register(r);
+  for (const char* rule : {"ResourceSliceMaxDevices", "ResourceSliceMaxDevicesWithTaintsOrConsumesCounters", "other"}) {
+    for (const char* by : {"driver", "server"}) slices_refused_->Add({{"rule", rule}, {"by", by}});
+  }
   scan_duration_ = &prometheus::BuildHistogram()
                         .Name("liken_scan_duration_seconds")
                         .Help("Time to scan the machine's hardware.")
@@ -168,6 +176,10 @@ void Metrics::OnRetry() { queue_retries_->Increment(); }
 
 void Metrics::OnSliceWrite(std::string_view operation, std::string_view result) {
   slice_writes_->Add({{"operation", std::string(operation)}, {"result", std::string(result)}}).Increment();
+}
+
+void Metrics::OnSliceRefused(std::string_view rule, std::string_view by) {
+  slices_refused_->Add({{"rule", std::string(rule)}, {"by", std::string(by)}}).Increment();
 }
 
 void Metrics::OnWatchRestart(const std::string& resource, const std::string& reason) {

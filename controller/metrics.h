@@ -49,6 +49,7 @@ class Metrics final : public WorkQueueObserver,
   void OnRetry() override;
   // SliceSyncObserver.
   void OnSliceWrite(std::string_view operation, std::string_view result) override;
+  void OnSliceRefused(std::string_view rule, std::string_view by) override;
   // informers::InformerObserver.
   void OnWatchRestart(const std::string& resource, const std::string& reason) override;
   void OnWatchEvent(const std::string& resource, const std::string& type) override;
@@ -76,6 +77,7 @@ class Metrics final : public WorkQueueObserver,
   prometheus::Gauge* unclaimed_;
   prometheus::Gauge* left_out_;
   prometheus::Family<prometheus::Counter>* slice_writes_;
+  prometheus::Family<prometheus::Counter>* slices_refused_;
   prometheus::Histogram* scan_duration_;
   prometheus::Counter* uevents_seen_;
   prometheus::Counter* uevents_acted_;

@@ -1,5 +1,6 @@
 #include "controller/node_pass_loop.h"
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 
@@ -10,9 +11,22 @@ NodePassLoop::NodePassLoop(WorkQueue* queue, absl::Duration resync_period, std::
 
 NodePassLoop::~NodePassLoop() { Stop(); }
 
+namespace {
+constexpr char kPermanentPayload[] = "type.liken.sh/permanent";
+}  // namespace
+
+absl::Status PermanentError(absl::Status status) {
+  status.SetPayload(kPermanentPayload, absl::Cord("1"));
+  return status;
+}
+
+bool IsPermanent(const absl::Status& status) { return status.GetPayload(kPermanentPayload).has_value(); }
+
 void NodePassLoop::Enqueue() {
   queue_->Add(kKey);
 }
+
+void NodePassLoop::EnqueueAfter(absl::Duration delay) { queue_->AddAfter(kKey, delay); }
 
 void NodePassLoop::Start() {
   Enqueue();
@@ -41,11 +55,13 @@ void NodePassLoop::Process(const std::string& key) {
   if (result.ok()) {
     queue_->Forget(key);
     queue_->AddAfter(key, resync_period_);  // the safety net: a full pass at least this often
-  } else if (result.code() == absl::StatusCode::kInvalidArgument) {
-    // Permanent (an invalid pool from discovery): retrying with backoff cannot fix it; the periodic
-    // resync or the next trigger (a hot-plug, a config change) tries again.
-    LogError("node pass: desired slices are invalid; not retrying before the next resync",
-             {{"error", result.ToString()}});
+  } else if (IsPermanent(result)) {
+    // The pass's own desired slices fail its validation: nothing of the pool was written (it keeps its last
+    // generation, whole), and retrying with the same inventory cannot fix it; the next trigger (a hot-plug) or the
+    // periodic resync tries again.
+    LogError("node pass: desired slices are invalid; nothing of the pool was written, next try at the next "
+             "hot-plug or resync",
+             {{"error", std::string(result.message())}});
     queue_->Forget(key);
     queue_->AddAfter(key, resync_period_);
   } else {

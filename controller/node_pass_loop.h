@@ -14,9 +14,17 @@
 
 namespace liken::controller {
 
+// Marks `status` (not OK) as permanent: the node pass's own desired slices fail its validation, so a retry with the
+// same inventory cannot succeed (nothing of the pool was written). Thread-safe (pure).
+absl::Status PermanentError(absl::Status status);
+
+// True when `status` was marked by PermanentError. Thread-safe (pure).
+bool IsPermanent(const absl::Status& status);
+
 // Runs the node pass from a workqueue (sample-controller style): every trigger enqueues the one key; the
-// worker calls the pass; a failure retries with per-key exponential backoff, except an InvalidArgument
-// (permanent: it waits for the resync); success schedules the next periodic resync. Thread-safe.
+// worker calls the pass; a failure retries with per-key exponential backoff (a write the API server refused with
+// 422 included: the pool is incomplete until it is written), except a PermanentError (it waits for the next trigger
+// or the resync); success schedules the next periodic resync. Thread-safe.
 class NodePassLoop : public informers::EventHandler {
  public:
   static constexpr char kKey[] = "slices";
@@ -28,6 +36,9 @@ class NodePassLoop : public informers::EventHandler {
 
   // Asks for a pass as soon as possible. Thread-safe.
   void Enqueue();
+
+  // Asks for a pass once `delay` has passed on the queue's clock (an earlier request stands). Thread-safe.
+  void EnqueueAfter(absl::Duration delay);
 
   // Starts the worker (and enqueues the first pass). Call once. Thread-safe.
   void Start();

@@ -31,6 +31,7 @@ NodeReconciler::NodeReconciler(NodeReconcilerOptions options, informers::KubeCli
                                discovery::Scanner* scanner, nodestate::NodeDevices* devices,
                                std::unique_ptr<UeventSource> uevents, Metrics* metrics, std::stop_token shutdown)
     : options_(std::move(options)),
+      clock_(clock),
       scanner_(scanner),
       devices_(devices),
       metrics_(metrics),
@@ -38,7 +39,7 @@ NodeReconciler::NodeReconciler(NodeReconcilerOptions options, informers::KubeCli
       queue_(clock, NewControllerRateLimiter(clock, absl::Milliseconds(5), absl::Seconds(30), 10, 100), metrics),
       slices_(client, clock, NodeSliceInformerOptions(options_.node_name), &loop_, metrics),
       sync_(options_.node_name, discovery::kDriverName, client, slices_.store(), metrics),
-      unplugged_(clock, options_.unplugged_taint_limit),
+      unplugged_(clock, options_.unplugged_taint_limit, options_.unplugged_memory_dir),
       loop_(&queue_, options_.resync_period, [this] { return RunPass(); }),
       coalescer_(clock, options_.uevent_quiet, options_.uevent_max_delay, [this] { loop_.Enqueue(); }),
       uevents_(uevents != nullptr ? std::make_unique<UeventListener>(std::move(uevents), &coalescer_, metrics)
@@ -108,13 +109,16 @@ std::vector<apis::SliceDevice> NodeReconciler::UnpluggedTainted(const discovery:
   if (!options_.taint_unplugged) return {};
   // A server that drops taints would publish the device as if it were present: the contract's behaviour then.
   if (options_.features != nullptr && !options_.features->TaintsServed()) return {};
-  return unplugged_.Tainted(inventory, devices_->HeldDevices(), [this] {
+  std::vector<apis::SliceDevice> tainted = unplugged_.Tainted(inventory, devices_->HeldDevices(), [this] {
     std::vector<apis::ResourceSlice> published;
     for (const auto& obj : slices_.store()->List()) {
       if (auto slice = apis::ParseResourceSlice(*obj); slice.ok()) published.push_back(*std::move(slice));
     }
     return published;
   });
+  // The limit fires on time: a pass when the first taint runs out (a later request keeps the earlier time).
+  if (std::optional<absl::Time> expiry = unplugged_.NextExpiry()) loop_.EnqueueAfter(*expiry - clock_->Now());
+  return tainted;
 }
 
 absl::Status NodeReconciler::PublishSlices(const std::vector<apis::ResourceSlice>& desired) {

@@ -39,6 +39,9 @@ struct NodeReconcilerOptions {
   // (UnpluggedDevices), while `features` says the server keeps taints (or is null).
   bool taint_unplugged = false;
   absl::Duration unplugged_taint_limit = kDefaultUnpluggedTaintLimit;  // the longest it stays published so
+  // Where the taints' times are remembered across restarts (UnpluggedDevices' memory directory: the plugin's
+  // directory); empty: not remembered.
+  std::string unplugged_memory_dir;
   // The claim status writer that the pass's last step tells which devices are present (a prepared claim's device
   // gone or back); may be null (no claim status); else outlives the reconciler.
   ClaimStatusController* claim_statuses = nullptr;
@@ -53,7 +56,9 @@ informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name
 // `taint_unplugged` is on); write the difference (SliceSync); then have `devices` refresh the
 // prepared claims against the inventory it holds, and tell the claim status writer (`claim_statuses`) which
 // devices that inventory publishes (both also after a failed scan or write: the CDI specs and the claims' status
-// follow the hardware even while the API server is away for slices). Passes are asked for by uevents (coalesced), by any event
+// follow the hardware even while the API server is away for slices). A pass that publishes a tainted device asks
+// for another when the first taint's time limit runs out (UnpluggedDevices::NextExpiry), so the device leaves the
+// slice then, not at the next resync. Passes are asked for by uevents (coalesced), by any event
 // on this node's slices, by retries with backoff and by the periodic resync; the loop (NodePassLoop) calls
 // RunPass and nothing else. Thread-safe.
 class NodeReconciler {
@@ -109,6 +114,7 @@ class NodeReconciler {
   void UpdateClaimStatus();  // the devices present now: a prepared claim's device gone or back
 
   const NodeReconcilerOptions options_;
+  Clock* const clock_;
   discovery::Scanner* const scanner_;
   nodestate::NodeDevices* const devices_;
   Metrics* const metrics_;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "controller/node_pass_loop.h"
 #include "common/log.h"
 
 namespace liken::controller {
@@ -26,6 +28,19 @@ apis::ResourceSlice ParseOrPlaceholder(const nlohmann::json& j) {
 }
 
 }  // namespace
+
+std::string_view SliceRuleOf(std::string_view message) {
+  if (absl::StrContains(message, "ResourceSliceMaxDevicesWithTaintsOrConsumesCounters") ||
+      absl::StrContains(message, absl::StrCat("must have at most ", apis::kMaxDevicesPerSliceWithTaintsOrCounters,
+                                              " items"))) {
+    return "ResourceSliceMaxDevicesWithTaintsOrConsumesCounters";
+  }
+  if (absl::StrContains(message, "ResourceSliceMaxDevices") ||
+      absl::StrContains(message, absl::StrCat("must have at most ", apis::kMaxDevicesPerSlice, " items"))) {
+    return "ResourceSliceMaxDevices";
+  }
+  return "other";
+}
 
 SliceSync::SliceSync(std::string node_name, std::string driver, informers::KubeClient* client,
                      const informers::Store* cache, SliceSyncObserver* observer)
@@ -69,6 +84,20 @@ void SliceSync::RecheckOwner() {
   if (node_uid_.empty()) return;
   node_uid_stale_ = node_uid_;
   node_uid_.clear();
+}
+
+void SliceSync::ReportRefusal(const SliceAction& action, const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kInvalidArgument) return;
+  const std::string_view rule = SliceRuleOf(status.message());
+  LogError("slice sync: the API server refused a slice; the pool is incomplete until it is written: retrying with "
+           "backoff",
+           {{"slice", action.target.metadata.name},
+            {"pool", action.target.pool.name},
+            {"generation", absl::StrCat(action.target.pool.generation)},
+            {"devices", absl::StrCat(action.target.devices.size())},
+            {"rule", std::string(rule)},
+            {"error", std::string(status.message())}});
+  if (observer_ != nullptr) observer_->OnSliceRefused(rule, "server");
 }
 
 void SliceSync::Refresh(const std::string& name) {
@@ -138,6 +167,7 @@ bool SliceSync::Create(const SliceAction& action, Applied* applied) {
   auto reply = client_->Create(informers::ResourceSlicesPath(), body);
   Report("create", reply.status());
   if (!reply.ok()) {
+    ReportRefusal(action, reply.status());
     if (reply.status().code() == absl::StatusCode::kAlreadyExists) Refresh(name);
     if (applied->first_error.ok()) applied->first_error = reply.status();
     return false;
@@ -154,6 +184,7 @@ bool SliceSync::Update(const SliceAction& action, Applied* applied) {
   auto reply = client_->Update(informers::ResourceSlicePath(name), body);
   Report("update", reply.status());
   if (!reply.ok()) {
+    ReportRefusal(action, reply.status());
     if (reply.status().code() == absl::StatusCode::kNotFound) {
       // Deleted behind our back since the cache saw it: hidden from the next plan, which creates it again.
       writes_.RecordDelete(name, action.have != nullptr ? action.have->metadata.uid : "");
@@ -189,8 +220,11 @@ SliceSync::Applied SliceSync::Apply(SlicePlan plan) {
   Applied applied;
   for (PoolPlan& pool : plan.pools) {
     if (!pool.invalid.ok()) {
-      LogError("slice sync: not publishing an invalid pool", {{"error", std::string(pool.invalid.message())}});
-      if (applied.first_error.ok()) applied.first_error = pool.invalid;
+      const std::string_view rule = SliceRuleOf(pool.invalid.message());
+      LogError("slice sync: not publishing an invalid pool; nothing of it written",
+               {{"pool", pool.pool}, {"rule", std::string(rule)}, {"error", std::string(pool.invalid.message())}});
+      if (observer_ != nullptr) observer_->OnSliceRefused(rule, "driver");
+      if (applied.first_error.ok()) applied.first_error = PermanentError(pool.invalid);
       continue;
     }
     std::set<std::string> live;  // slices on the server under the pool's generation after this pass

@@ -27,6 +27,9 @@ class SliceSyncObserver {
   virtual ~SliceSyncObserver() = default;
   // `operation` is "create", "update" or "delete"; `result` is "success", "conflict" or "error".
   virtual void OnSliceWrite(std::string_view operation, std::string_view result) = 0;
+  // A pool (by = "driver": its own validation, nothing of it sent) or one slice write (by = "server": a 422) was
+  // refused for `rule` (SliceRuleOf).
+  virtual void OnSliceRefused(std::string_view /*rule*/, std::string_view /*by*/) {}
 };
 
 // What one Sync pass wrote.
@@ -35,6 +38,11 @@ struct SliceSyncResult {
   int updated = 0;
   int deleted = 0;
 };
+
+// The API rule a refusal names: "ResourceSliceMaxDevicesWithTaintsOrConsumesCounters" (64 devices in a slice with
+// a taint or counters), "ResourceSliceMaxDevices" (128), or "other"; from the driver's own validation message or
+// the API server's ("must have at most 64 items"). Thread-safe (pure).
+std::string_view SliceRuleOf(std::string_view message);
 
 // Reconciles the node's slices. One Sync at a time (the workqueue guarantees it): not thread-safe.
 class SliceSync {
@@ -46,7 +54,9 @@ class SliceSync {
 
   // Publishes `desired` (the slices this node should publish now: names, pools, devices; generation and
   // owner are the sync's business): reads the current slices, plans, and creates/updates/deletes the
-  // difference. A pool's generation goes up (on every slice of the pool) only when its content changes. A
+  // difference. A pool's generation goes up (on every slice of the pool) only when its content changes. A pool
+  // that fails validation is not written at all (a PermanentError naming the rule); a write the server refuses
+  // (422) is logged with the rule and returned for the loop's backoff, and the retry finishes the same generation. A
   // slice an update finds gone (deleted behind our back, perhaps with a re-created Node) makes it read the
   // Node again and plan once more in the same call. A 409 fetches the fresh object and returns the conflict
   // so the caller requeues. Not thread-safe.
@@ -85,6 +95,9 @@ class SliceSync {
   bool Delete(const apis::ResourceSlice& slice, Applied* applied);
   void Refresh(const std::string& name);
   void Report(std::string_view op, const absl::Status& status);
+  // A write the server refused as invalid (422): logged with the slice, the pool's generation and the rule, and
+  // told to the observer.
+  void ReportRefusal(const SliceAction& action, const absl::Status& status);
 
   const std::string node_name_;
   const std::string driver_;

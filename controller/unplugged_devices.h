@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,11 +31,18 @@ inline constexpr absl::Duration kDefaultUnpluggedTaintLimit = absl::Hours(1);
 // bus). A device whose directory is still there (its driver unbound, or a libusb program in the pod detached the
 // kernel driver, as the contract describes) is not tainted: it leaves the slice as before. A device stays tainted
 // until it is found again, no prepared claim holds it any more, or `limit` after its taint was added; then it
-// leaves the slice. One pass at a time (the node's worker thread): not thread-safe.
+// leaves the slice. NextExpiry says when the next limit runs out, for the pass that ends it (the node's loop asks for
+// one then, not at the next resync). With a memory directory it remembers when each such device's taint was added
+// (the expired ones too) in a file there, so a restarted daemon neither gives a tainted device a new timeAdded nor
+// publishes an expired one again. One pass at a time (the node's worker thread): not thread-safe.
 class UnpluggedDevices {
  public:
-  // `clock` must outlive this object.
-  UnpluggedDevices(Clock* clock, absl::Duration limit = kDefaultUnpluggedTaintLimit);
+  // The file in the memory directory: {"devices": {"<name>": "<timeAdded, RFC 3339>", ...}}.
+  static constexpr char kMemoryFile[] = "unplugged-taints.json";
+
+  // `clock` must outlive this object. `memory_dir` (empty: none, nothing survives a restart) holds kMemoryFile; it
+  // is read at the first Tainted call and replaced (atomically) whenever the set of devices or their times change.
+  UnpluggedDevices(Clock* clock, absl::Duration limit = kDefaultUnpluggedTaintLimit, std::string memory_dir = "");
 
   // The devices to publish tainted now, sorted by name: each with the attributes it was prepared with, no sharing
   // (its allocation already holds it) and one taint {kUnpluggedTaintKey, kUnpluggedTaintValue, NoExecute, time}.
@@ -49,9 +57,21 @@ class UnpluggedDevices {
   // How many devices are published tainted after the last Tainted call. Not thread-safe.
   size_t tainted() const { return tainted_; }
 
+  // When the first taint published by the last Tainted call runs out of time (its timeAdded + the limit): the pass
+  // then takes the device out of the slice. nullopt when none is published tainted. Not thread-safe.
+  std::optional<absl::Time> NextExpiry() const;
+
  private:
+  // The memory file's devices and times; empty when there is none or it cannot be read (logged).
+  std::map<std::string, absl::Time> LoadMemory() const;
+  // Replaces the memory file with `since` (logged when it fails: the next change tries again).
+  void SaveMemory(const std::map<std::string, absl::Time>& since);
+
   Clock* const clock_;
   const absl::Duration limit_;
+  const std::string memory_dir_;
+  bool loaded_ = false;                         // the memory file was read (at the first Tainted call)
+  std::map<std::string, absl::Time> remembered_;  // what the memory file holds
   std::map<std::string, absl::Time> since_;  // gone and held: when its taint was added (also once expired)
   std::set<std::string> expired_;            // gone and held, past the limit (logged once)
   size_t tainted_ = 0;

@@ -51,12 +51,25 @@ ClaimPreparer::ClaimPreparer(std::string node_name, informers::ClaimLookup* look
 void ClaimPreparer::SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) {
   const bool was = slot.prepared.has_value();
   const bool is = claim.has_value();
+  // Told after the devices are counted: the unprepared event asks for a node pass, which must find the claim's
+  // devices released (else a device that went away stays published tainted until the next resync).
+  std::optional<nodestate::PreparedClaimDevices> prepared_event;
+  std::optional<ClaimRef> unprepared_event;
   if (events_ != nullptr && is) {
-    events_->SetPrepared(ClaimDevicesOf(*claim, pool_));
+    prepared_event = ClaimDevicesOf(*claim, pool_);
   } else if (events_ != nullptr && was) {
-    const ClaimRef& ref = slot.prepared->ref;
-    events_->SetUnprepared(ref.namespace_name, ref.name, ref.uid);
+    unprepared_event = slot.prepared->ref;
   }
+  CountDevices(slot, std::move(claim));
+  if (prepared_event) events_->SetPrepared(*std::move(prepared_event));
+  if (unprepared_event) {
+    events_->SetUnprepared(unprepared_event->namespace_name, unprepared_event->name, unprepared_event->uid);
+  }
+}
+
+void ClaimPreparer::CountDevices(ClaimSlot& slot, std::optional<PreparedClaim> claim) {
+  const bool was = slot.prepared.has_value();
+  const bool is = claim.has_value();
   absl::MutexLock lock(&devices_mu_);
   if (slot.prepared) {
     for (const auto& d : slot.prepared->delivered) {

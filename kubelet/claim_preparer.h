@@ -142,7 +142,12 @@ class ClaimPreparer {
   // Records the claims in one batch, then writes each one's metadata files and CDI spec (removing its record
   // again when either fails), holding the claims directory's lock. One status per claim.
   std::vector<absl::Status> WriteClaimFiles(const std::vector<const PreparedClaim*>& claims);
+  // Makes `claim` (nullopt: none) the slot's prepared claim: counts its devices (CountDevices), then tells the
+  // claim events (so an unprepared claim's devices are released before the node pass it asks for runs).
   void SetPrepared(ClaimSlot& slot, std::optional<PreparedClaim> claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
+  // The device reference counts and the prepared-claims gauge follow the slot's change to `claim`.
+  void CountDevices(ClaimSlot& slot, std::optional<PreparedClaim> claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu)
+      ABSL_LOCKS_EXCLUDED(devices_mu_);
   void Rebind(const PreparedClaim& claim);
 
   const std::string pool_;  // the node name: the pool whose devices the claim events carry

@@ -92,6 +92,29 @@ TEST_F(NodePassLoopTest, InvalidPoolIsNotRetriedBeforeTheResync) {
   EXPECT_EQ(loop.passes(), 2);
 }
 
+// A write the API server refuses (422) is retried with backoff, not left until the resync: the pool is incomplete
+// until it is written. (The earlier loop took every InvalidArgument as permanent and waited for the resync.)
+TEST_F(NodePassLoopTest, ServerRefusalIsRetriedWithBackoff) {
+  PutNode("u");
+  NodePassLoop loop(&queue_, absl::Seconds(60), [&] { return sync_.Sync(OneSlice()).status(); });
+  client_.PrependFailure("CREATE", informers::ResourceSlicesPath(),
+                         informers::StatusFromHttp(422, R"({"reason":"Invalid","message":"must have at most 64 items"})"));
+  loop.Enqueue();
+  ASSERT_TRUE(loop.ProcessOneForTest());
+  EXPECT_EQ(queue_.NumRequeues(NodePassLoop::kKey), 1) << "rate-limited, as any failure that may heal";
+  clock_.Advance(absl::Milliseconds(5));
+  ASSERT_TRUE(loop.ProcessOneForTest()) << "retried after its backoff";
+  EXPECT_FALSE(client_.Object(informers::ResourceSlicePath("n1-liken.sh")).is_null());
+}
+
+TEST_F(NodePassLoopTest, EnqueueAfterAsksForAPassAtThatTime) {
+  NodePassLoop loop(&queue_, absl::Seconds(60), [] { return absl::OkStatus(); });
+  loop.EnqueueAfter(absl::Seconds(3));
+  EXPECT_FALSE(loop.ProcessOneForTest());
+  clock_.Advance(absl::Seconds(3));
+  EXPECT_TRUE(loop.ProcessOneForTest());
+}
+
 TEST_F(NodePassLoopTest, IdleResyncsMakeNoApiRequest) {
   PutNode("u1");
   NodePassLoop loop(&queue_, absl::Seconds(60), [&] { return sync_.Sync(OneSlice()).status(); });

@@ -2,6 +2,7 @@
 // the refresh of prepared claims → the devices present to the claim status writer. Passes run on the test's thread (ProcessOneForTest); the clock is fake.
 #include "controller/node_reconciler.h"
 
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <stop_token>
@@ -104,6 +105,8 @@ class NodeReconcilerTest : public ::testing::Test {
     options.taint_unplugged = taint_unplugged;
     options.features = features;
     options.claim_statuses = statuses;
+    options.unplugged_taint_limit = taint_limit_;
+    options.unplugged_memory_dir = memory_dir_;
     return std::make_unique<NodeReconciler>(options, &client_, &clock_, &scanner_, &devices_, nullptr, nullptr,
                                             shutdown_.get_token());
   }
@@ -112,6 +115,8 @@ class NodeReconcilerTest : public ::testing::Test {
   FakeKubeClient client_;
   FakeScanner scanner_;
   RecordingDevices devices_{&client_};
+  absl::Duration taint_limit_ = kDefaultUnpluggedTaintLimit;  // NewReconciler's --unplugged-taint-limit
+  std::string memory_dir_;                                    // NewReconciler's memory of taint times
   std::stop_source shutdown_;
 };
 
@@ -229,6 +234,54 @@ TEST_F(NodeReconcilerTest, AClaimedDeviceThatWentAwayIsPublishedTaintedUntilItCo
   reconciler->Enqueue();
   ASSERT_TRUE(reconciler->ProcessOneForTest());
   EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1", "usb-1-2"})) << "the taint is removed";
+}
+
+// --unplugged-taint-limit 3s with the default resync (10 min): the pass that publishes the taint asks for another at
+// the limit, so the device leaves the slice 3 s after its timeAdded (the fake clock's whole second), not at the
+// resync. The earlier loop had no pass due until the resync.
+TEST_F(NodeReconcilerTest, TheTaintLimitFiresOnATimerNotAtTheNextResync) {
+  taint_limit_ = absl::Seconds(3);
+  auto reconciler = NewReconciler(/*taint_unplugged=*/true);
+  devices_.SetHeld({HeldSerial(true)});
+  scanner_.Set(OnlyFirstUsbDevice());
+  reconciler->Enqueue();
+  ASSERT_TRUE(reconciler->ProcessOneForTest());
+  ASSERT_EQ(PublishedDevices(client_).size(), 2u) << "published tainted";
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_FALSE(reconciler->ProcessOneForTest()) << "no pass is due before the limit";
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(reconciler->ProcessOneForTest()) << "a pass at the limit, not at the resync 10 min away";
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1"}));
+  EXPECT_FALSE(reconciler->ProcessOneForTest()) << "nothing more until the resync";
+}
+
+// A restarted daemon remembers when the taint was added (the memory file in the plugin's directory): a device whose
+// limit ran out is not published again with a new timeAdded for a whole new limit while the claim still holds it.
+// Without the memory (the earlier daemon) the restarted pass published it tainted again at the restart's time.
+TEST_F(NodeReconcilerTest, AnExpiredTaintStaysExpiredAcrossARestart) {
+  memory_dir_ = absl::StrCat(::testing::TempDir(), "/reconciler-memory-",
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(memory_dir_);
+  std::filesystem::create_directories(memory_dir_);
+  taint_limit_ = absl::Seconds(3);
+  devices_.SetHeld({HeldSerial(true)});
+  scanner_.Set(OnlyFirstUsbDevice());
+  {
+    auto reconciler = NewReconciler(/*taint_unplugged=*/true);
+    reconciler->Enqueue();
+    ASSERT_TRUE(reconciler->ProcessOneForTest());
+    ASSERT_EQ(PublishedDevices(client_).size(), 2u);
+    clock_.Advance(absl::Seconds(3));
+    ASSERT_TRUE(reconciler->ProcessOneForTest());
+    ASSERT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1"}));
+  }
+  clock_.Advance(absl::Seconds(30));
+  // The restarted daemon's slice informer is not started here: the slice is created afresh from what it decides.
+  ASSERT_TRUE(client_.Remove(informers::ResourceSlicePath("n1-liken.sh")));
+  auto restarted = NewReconciler(/*taint_unplugged=*/true);
+  restarted->Enqueue();
+  ASSERT_TRUE(restarted->ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1"})) << "still expired after the restart";
 }
 
 TEST_F(NodeReconcilerTest, ATaintedDeviceLeavesTheSliceWhenNoPreparedClaimHoldsIt) {

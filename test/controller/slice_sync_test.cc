@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "controller/node_pass_loop.h"
 #include "informers/store.h"
 #include "test/informers/fake_kube_client.h"
 
@@ -49,7 +50,11 @@ class RecordingObserver : public SliceSyncObserver {
   void OnSliceWrite(std::string_view op, std::string_view result) override {
     writes.push_back(std::string(op) + ":" + std::string(result));
   }
+  void OnSliceRefused(std::string_view rule, std::string_view by) override {
+    refused.push_back(std::string(rule) + ":" + std::string(by));
+  }
   std::vector<std::string> writes;
+  std::vector<std::string> refused;
 };
 
 class SliceSyncTest : public ::testing::Test {
@@ -376,6 +381,57 @@ TEST_F(SliceSyncTest, InvalidDesiredSliceIsRefusedWithAClearError) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("Not_A_DNS_Label"), std::string::npos) << r.status();
   EXPECT_TRUE(client_.Writes().empty());
+}
+
+// A slice of 128 devices one of which is tainted breaks the API's 64-device rule: the driver's own validation
+// refuses the whole pool before anything is sent (the pool keeps its last generation, whole), names the rule in
+// the error and the metric, and marks it permanent for the loop. The earlier validation knew only 128 and sent it.
+TEST_F(SliceSyncTest, TaintedDeviceInASliceOf128IsRefusedBeforeAnyWriteNamingTheRule) {
+  devices_ = Devices(128);
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  client_.ClearRequests();
+  devices_[100].taints.push_back({"liken.sh/unplugged", "device-gone", "NoExecute", "2026-12-05T13:00:00Z"});
+  auto r = SyncAndCatchUp();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(IsPermanent(r.status()));
+  EXPECT_NE(r.status().message().find("ResourceSliceMaxDevicesWithTaintsOrConsumesCounters"), std::string::npos)
+      << r.status();
+  EXPECT_TRUE(client_.Writes().empty());
+  EXPECT_EQ(observer_.refused, std::vector<std::string>{"ResourceSliceMaxDevicesWithTaintsOrConsumesCounters:driver"});
+  EXPECT_EQ(Gen("node-a-liken.sh"), 1);
+}
+
+// A write the API server refuses (422) leaves the pool half at the new generation: the error names the rule (in
+// the metric too) and is not permanent, so the loop retries with backoff; the retry writes only the slice that
+// lags and the whole pool is at one generation again.
+TEST_F(SliceSyncTest, ServerRefusalNamesTheRuleAndTheRetryFinishesThePoolAtOneGeneration) {
+  devices_ = Devices(200);
+  ASSERT_TRUE(SyncAndCatchUp().ok());
+  ASSERT_EQ(Gen("node-a-liken.sh-1"), 1);
+  devices_[150].attributes["liken.sh/model"] = std::string("y");
+  client_.PrependFailure(
+      "UPDATE", informers::ResourceSlicePath("node-a-liken.sh-1"),
+      informers::StatusFromHttp(422, R"({"reason":"Invalid","message":"ResourceSlice.resource.k8s.io \"node-a-liken.sh-1\" is invalid: spec.devices: Too many: 128: must have at most 64 items"})"));
+  auto r = SyncAndCatchUp();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(IsPermanent(r.status())) << "the loop retries it with backoff";
+  EXPECT_EQ(observer_.refused, std::vector<std::string>{"ResourceSliceMaxDevicesWithTaintsOrConsumesCounters:server"});
+  EXPECT_EQ(Gen("node-a-liken.sh"), 2);
+  EXPECT_EQ(Gen("node-a-liken.sh-1"), 1) << "half-updated until the retry";
+  auto retry = SyncAndCatchUp();
+  ASSERT_TRUE(retry.ok()) << retry.status();
+  EXPECT_EQ(retry->updated, 1) << "only the slice that lagged";
+  EXPECT_EQ(Gen("node-a-liken.sh"), 2);
+  EXPECT_EQ(Gen("node-a-liken.sh-1"), 2);
+}
+
+TEST(SliceRuleTest, NamesTheRuleFromEitherSidesMessage) {
+  EXPECT_EQ(SliceRuleOf("spec.devices: Too many: 128: must have at most 64 items"),
+            "ResourceSliceMaxDevicesWithTaintsOrConsumesCounters");
+  EXPECT_EQ(SliceRuleOf("spec.devices: Too many: 129: must have at most 128 items"), "ResourceSliceMaxDevices");
+  EXPECT_EQ(SliceRuleOf("slice x holds 129 devices; the limit is 128 (ResourceSliceMaxDevices)"),
+            "ResourceSliceMaxDevices");
+  EXPECT_EQ(SliceRuleOf("device name 'A' is not a DNS label"), "other");
 }
 
 TEST_F(SliceSyncTest, MalformedCachedSliceIsRewrittenNotACrash) {

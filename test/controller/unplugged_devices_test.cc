@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
 #include "test/common/fake_clock.h"
 
 namespace liken::controller {
@@ -139,6 +140,66 @@ TEST_F(UnpluggedDevicesTest, ARestartedDaemonKeepsTheTaintTimeThatIsPublished) {
   // The limit counts from the published time: 22:05 + 10 min is before 22:15.
   clock_.Advance(absl::Minutes(2));
   EXPECT_EQ(Names(unplugged.Tainted(InventoryOf({}), held, nullptr)), (std::vector<std::string>{"usb-1-3"}));
+}
+
+TEST_F(UnpluggedDevicesTest, NextExpiryIsTheFirstTaintsTimeAddedPlusTheLimit) {
+  UnpluggedDevices unplugged(&clock_, absl::Minutes(10));
+  EXPECT_FALSE(unplugged.NextExpiry().has_value());
+  const absl::Time t0 = clock_.Now();
+  std::vector<nodestate::HeldDevice> held = {Held("usb-1-2", false)};
+  ASSERT_EQ(unplugged.Tainted(InventoryOf({}), held, nullptr).size(), 1u);
+  EXPECT_EQ(unplugged.NextExpiry(), t0 + absl::Minutes(10));
+  clock_.Advance(absl::Minutes(4));
+  held.push_back(Held("usb-1-3", false));
+  ASSERT_EQ(unplugged.Tainted(InventoryOf({}), held, nullptr).size(), 2u);
+  EXPECT_EQ(unplugged.NextExpiry(), t0 + absl::Minutes(10)) << "the first of the two";
+  clock_.Advance(absl::Minutes(6));
+  ASSERT_EQ(Names(unplugged.Tainted(InventoryOf({}), held, nullptr)), (std::vector<std::string>{"usb-1-3"}));
+  EXPECT_EQ(unplugged.NextExpiry(), t0 + absl::Minutes(14)) << "an expired taint asks for no pass";
+  ASSERT_TRUE(unplugged.Tainted(InventoryOf({"usb-1-3"}), held, nullptr).empty());
+  EXPECT_FALSE(unplugged.NextExpiry().has_value());
+}
+
+// The memory file: a restarted daemon (a new object over the same directory) keeps a tainted device's timeAdded
+// even when the slices it reads do not show it, and keeps an expired device out; a device that came back is
+// forgotten. Without a memory directory (the earlier daemon) the expired device came back with a fresh timeAdded.
+TEST_F(UnpluggedDevicesTest, TheTaintTimesAndTheExpirySurviveARestart) {
+  const std::string dir = absl::StrCat(root_, "/memory");
+  ::mkdir(dir.c_str(), 0755);
+  const std::vector<nodestate::HeldDevice> held = {Held("usb-1-2", false), Held("usb-1-3", false)};
+  {
+    UnpluggedDevices first(&clock_, absl::Minutes(10), dir);
+    ASSERT_EQ(first.Tainted(InventoryOf({}), {held[0]}, nullptr).size(), 1u);  // usb-1-2 at 22:13:20
+    clock_.Advance(absl::Minutes(5));
+    ASSERT_EQ(first.Tainted(InventoryOf({}), held, nullptr).size(), 2u);  // usb-1-3 at 22:18:20
+    clock_.Advance(absl::Minutes(5));
+    ASSERT_EQ(Names(first.Tainted(InventoryOf({}), held, nullptr)), (std::vector<std::string>{"usb-1-3"}));
+  }
+  clock_.Advance(absl::Minutes(1));
+  UnpluggedDevices restarted(&clock_, absl::Minutes(10), dir);
+  auto tainted = restarted.Tainted(InventoryOf({}), held, [] { return std::vector<apis::ResourceSlice>{}; });
+  ASSERT_EQ(Names(tainted), (std::vector<std::string>{"usb-1-3"})) << "usb-1-2 stays expired";
+  EXPECT_EQ(tainted[0].taints.at(0).time_added, "2023-11-14T22:18:20Z") << "the remembered time, not the restart's";
+  EXPECT_EQ(restarted.NextExpiry(), absl::FromUnixSeconds(1700000000) + absl::Minutes(15));
+
+  UnpluggedDevices forgetful(&clock_, absl::Minutes(10));
+  EXPECT_EQ(forgetful.Tainted(InventoryOf({}), held, nullptr).size(), 2u) << "no memory: both again, from now";
+
+  ASSERT_TRUE(restarted.Tainted(InventoryOf({"usb-1-2", "usb-1-3"}), held, nullptr).empty());  // both came back
+  UnpluggedDevices again(&clock_, absl::Minutes(10), dir);
+  EXPECT_EQ(again.Tainted(InventoryOf({}), held, nullptr).size(), 2u) << "gone again later: a new taint each";
+}
+
+TEST_F(UnpluggedDevicesTest, AMemoryFileThatIsNotOursIsIgnored) {
+  const std::string dir = absl::StrCat(root_, "/memory");
+  ::mkdir(dir.c_str(), 0755);
+  for (const char* text : {"not json", "[1,2]", R"({"devices": {"Bad_Name": "2023-11-14T22:00:00Z", "usb-1-2": 7}})"}) {
+    ASSERT_TRUE(liken::WriteFileAtomically(dir, UnpluggedDevices::kMemoryFile, text).ok());
+    UnpluggedDevices unplugged(&clock_, absl::Minutes(10), dir);
+    auto tainted = unplugged.Tainted(InventoryOf({}), {Held("usb-1-2", false)}, nullptr);
+    ASSERT_EQ(tainted.size(), 1u) << text;
+    EXPECT_EQ(tainted[0].taints.at(0).time_added, "2023-11-14T22:13:20Z") << text;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,11 @@
-// Inventory → ResourceSlices: naming, sorting, splitting past 128 devices, and the API's limits.
+// Inventory → ResourceSlices: naming, sorting, splitting past 128 devices (64 with a taint), and the API's limits.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "apis/resource_slice.h"
 #include "discovery/attributes.h"
@@ -69,6 +74,96 @@ TEST(SliceBuilderTest, EmptyNodeStillPublishesItsPool) {
   auto slices = BuildResourceSlices("node-c", Inventory{}, 1);
   ASSERT_EQ(slices.size(), 1u);
   EXPECT_TRUE(slices[0].devices.empty());
+}
+
+// `count` devices "usb-000" ... in name order.
+Inventory Numbered(int count) {
+  Inventory inv;
+  for (int i = 0; i < count; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "usb-%03d", i);
+    inv.published.push_back(Device(name));
+  }
+  return inv;
+}
+
+// Each slice's name and its device names.
+std::map<std::string, std::vector<std::string>> Layout(const std::vector<apis::ResourceSlice>& slices) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& s : slices) {
+    auto& names = out[s.metadata.name];
+    for (const auto& d : s.devices) names.push_back(d.name);
+  }
+  return out;
+}
+
+// The API server's rule (ResourceSliceMaxDevicesWithTaintsOrConsumesCounters, Kubernetes 1.35 on): at most 64
+// devices in a slice in which a device has a taint. A claimed device that went away (tainted, from `also`) in a
+// pool of 150: every slice valid, the tainted device in a slice of at most 64, every device once, and only the
+// slice that holds it split: the others keep their names and devices. Chunked at 128 (the earlier builder), the
+// tainted device sat in a slice of 128 and the API server refused it (422 "must have at most 64 items").
+TEST(SliceBuilderTest, TaintedDeviceInAPoolOfMoreThan64IsInASliceOfAtMost64AndOnlyItsSliceSplits) {
+  const Inventory all = Numbered(150);
+  const auto untainted = BuildResourceSlices("node-d", all, 3);
+  EXPECT_EQ(Layout(untainted).size(), 2u);
+
+  Inventory rest = all;
+  rest.published.erase(rest.published.begin() + 100);  // usb-100: gone, still held by a claim
+  apis::SliceDevice gone;
+  gone.name = "usb-100";
+  gone.taints.push_back({"liken.sh/unplugged", "device-gone", "NoExecute", "2026-12-05T13:00:00Z"});
+  const auto slices = BuildResourceSlices("node-d", rest, 3, {gone});
+
+  std::map<std::string, int> seen;
+  for (const auto& s : slices) {
+    EXPECT_TRUE(apis::ValidateResourceSlice(s).ok()) << s.metadata.name << ": " << apis::ValidateResourceSlice(s);
+    EXPECT_EQ(s.pool.resource_slice_count, static_cast<int64_t>(slices.size()));
+    EXPECT_EQ(s.pool.generation, 3);
+    for (const auto& d : s.devices) {
+      ++seen[d.name];
+      if (d.name == "usb-100") {
+        EXPECT_LE(s.devices.size(), 64u) << "the tainted device's slice " << s.metadata.name;
+        EXPECT_EQ(d.taints.size(), 1u);
+      }
+    }
+  }
+  EXPECT_EQ(seen.size(), 150u);
+  for (const auto& [name, n] : seen) EXPECT_EQ(n, 1) << name;
+
+  auto before = Layout(untainted);
+  auto after = Layout(slices);
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after["node-d-liken.sh-1"], before["node-d-liken.sh-1"]) << "the slice without the taint is unchanged";
+  std::vector<std::string> halves = after["node-d-liken.sh"];
+  halves.insert(halves.end(), after["node-d-liken.sh-0b"].begin(), after["node-d-liken.sh-0b"].end());
+  EXPECT_EQ(halves, before["node-d-liken.sh"]) << "the tainted slice's devices, split in two halves of 64";
+  EXPECT_EQ(after["node-d-liken.sh"].size(), 64u);
+}
+
+TEST(SliceValidationTest, SixtyFourDevicesInASliceWithATaintOrCountersHundredTwentyEightOtherwise) {
+  auto slice = BuildResourceSlices("n", Numbered(128), 1)[0];
+  ASSERT_EQ(slice.devices.size(), 128u);
+  EXPECT_TRUE(apis::ValidateResourceSlice(slice).ok());
+  EXPECT_EQ(apis::MaxDevicesInSlice(slice.devices), 128u);
+
+  auto tainted = slice;
+  tainted.devices[70].taints.push_back({"liken.sh/unplugged", "device-gone", "NoExecute", ""});
+  const absl::Status refused = apis::ValidateResourceSlice(tainted);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("ResourceSliceMaxDevicesWithTaintsOrConsumesCounters"));
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("usb-070"));
+  tainted.devices.resize(65);
+  EXPECT_FALSE(apis::ValidateResourceSlice(tainted).ok()) << "65 with a taint";
+  tainted.devices.resize(64);
+  tainted.devices[10].taints.push_back({"liken.sh/unplugged", "device-gone", "NoExecute", ""});
+  EXPECT_TRUE(apis::ValidateResourceSlice(tainted).ok()) << "64 with a taint";
+
+  auto counters = slice;
+  counters.devices.resize(65);
+  counters.devices[3].raw = {{"consumesCounters", {{{"counterSet", "lanes"}, {"counters", nlohmann::json::object()}}}}};
+  EXPECT_THAT(std::string(apis::ValidateResourceSlice(counters).message()), HasSubstr("consumes counters"));
+  counters.devices[3].raw = {{"consumesCounters", nlohmann::json::array()}};
+  EXPECT_TRUE(apis::ValidateResourceSlice(counters).ok()) << "an empty consumesCounters consumes none";
 }
 
 TEST(SliceValidationTest, RejectsWhatTheApiServerRejects) {

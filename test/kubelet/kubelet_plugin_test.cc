@@ -14,6 +14,7 @@
 #include <set>
 #include <utility>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -77,9 +78,14 @@ class RecordingClaimEvents final : public nodestate::PreparedClaimEvents {
     events_.push_back(std::move(event));
   }
   void SetUnprepared(const std::string& namespace_name, const std::string& name, const std::string& uid) override {
+    std::string event = absl::StrCat("unprepared ", namespace_name, "/", name, " ", uid);
+    if (on_unprepared_) absl::StrAppend(&event, " ", on_unprepared_());
     absl::MutexLock lock(&mu_);
-    events_.push_back(absl::StrCat("unprepared ", namespace_name, "/", name, " ", uid));
+    events_.push_back(std::move(event));
   }
+  // Called in SetUnprepared, as the node pass it asks for would run then; its text is appended to the event.
+  // Set before the plugin starts.
+  void OnUnprepared(std::function<std::string()> hook) { on_unprepared_ = std::move(hook); }
   // The events since the last call. Thread-safe.
   std::vector<std::string> Take() {
     absl::MutexLock lock(&mu_);
@@ -89,6 +95,7 @@ class RecordingClaimEvents final : public nodestate::PreparedClaimEvents {
  private:
   absl::Mutex mu_;
   std::vector<std::string> events_ ABSL_GUARDED_BY(mu_);
+  std::function<std::string()> on_unprepared_;
 };
 
 class KubeletPluginTest : public ::testing::TestWithParam<DraVersion> {
@@ -872,6 +879,24 @@ TEST_P(KubeletPluginTest, TellsTheClaimEventsOfEveryPreparedAndUnpreparedClaim) 
   EXPECT_EQ(claim_events_.Take(), std::vector<std::string>{prepared}) << "recovered from the records";
   LIKEN_ASSERT_OK(kubelet_->Unprepare({Usb()}));
   EXPECT_EQ(claim_events_.Take(), std::vector<std::string>{absl::StrCat("unprepared ns/serial ", kUsbUid)});
+}
+
+// Unprepare releases the claim's devices first, then tells the claim events (which ask for a node pass): the pass
+// that event asks for must find the device no longer held, else a device that went away stays published tainted
+// until the next resync. On the earlier order (told first, counted after) the hook saw usb-1-2-1-0 still held.
+TEST_P(KubeletPluginTest, UnprepareReleasesTheDevicesBeforeItAsksForAPass) {
+  tell_claim_events_ = true;
+  claim_events_.OnUnprepared([this] {
+    std::vector<std::string> held;
+    for (const auto& d : plugin_->HeldDevices()) held.push_back(d.name);
+    return absl::StrCat("held=[", absl::StrJoin(held, ","), "]");
+  });
+  RestartPlugin();
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Usb()}));
+  ASSERT_EQ(plugin_->HeldDevices().size(), 1u);
+  (void)claim_events_.Take();
+  LIKEN_ASSERT_OK(kubelet_->Unprepare({Usb()}));
+  EXPECT_EQ(claim_events_.Take(), std::vector<std::string>{absl::StrCat("unprepared ns/serial ", kUsbUid, " held=[]")});
 }
 
 // What the node pass's claim-status step reads (nodestate::NodeDevices::PresentDevices): the names the catalog's
