@@ -29,7 +29,7 @@ apis::ResourceSlice ParseOrPlaceholder(const nlohmann::json& j) {
 
 }  // namespace
 
-std::string_view SliceRuleOf(std::string_view message) {
+std::string_view SliceRuleOf(absl::string_view message) {
   if (absl::StrContains(message, "ResourceSliceMaxDevicesWithTaintsOrConsumesCounters") ||
       absl::StrContains(message, absl::StrCat("must have at most ", apis::kMaxDevicesPerSliceWithTaintsOrCounters,
                                               " items"))) {

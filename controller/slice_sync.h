@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "apis/resource_slice.h"
 #include "controller/cluster_features.h"
 #include "controller/slice_plan.h"
@@ -42,7 +43,7 @@ struct SliceSyncResult {
 // The API rule a refusal names: "ResourceSliceMaxDevicesWithTaintsOrConsumesCounters" (64 devices in a slice with
 // a taint or counters), "ResourceSliceMaxDevices" (128), or "other"; from the driver's own validation message or
 // the API server's ("must have at most 64 items"). Thread-safe (pure).
-std::string_view SliceRuleOf(std::string_view message);
+std::string_view SliceRuleOf(absl::string_view message);
 
 // Reconciles the node's slices. One Sync at a time (the workqueue guarantees it): not thread-safe.
 class SliceSync {

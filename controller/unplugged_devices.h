@@ -64,7 +64,7 @@ class UnpluggedDevices {
  private:
   // The memory file's devices and times; empty when there is none or it cannot be read (logged).
   std::map<std::string, absl::Time> LoadMemory() const;
-  // Replaces the memory file with `since` (logged when it fails: the next change tries again).
+  // Replaces the memory file with `since` (logged when it fails: the next pass tries again).
   void SaveMemory(const std::map<std::string, absl::Time>& since);
 
   Clock* const clock_;

@@ -152,10 +152,10 @@ TEST(SliceValidationTest, SixtyFourDevicesInASliceWithATaintOrCountersHundredTwe
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(refused.message()), HasSubstr("ResourceSliceMaxDevicesWithTaintsOrConsumesCounters"));
   EXPECT_THAT(std::string(refused.message()), HasSubstr("usb-070"));
-  tainted.devices.resize(65);
+  tainted.devices.resize(65);  // usb-070 is cut off: taint another
+  tainted.devices[10].taints.push_back({"liken.sh/unplugged", "device-gone", "NoExecute", ""});
   EXPECT_FALSE(apis::ValidateResourceSlice(tainted).ok()) << "65 with a taint";
   tainted.devices.resize(64);
-  tainted.devices[10].taints.push_back({"liken.sh/unplugged", "device-gone", "NoExecute", ""});
   EXPECT_TRUE(apis::ValidateResourceSlice(tainted).ok()) << "64 with a taint";
 
   auto counters = slice;

@@ -272,12 +272,84 @@ scenario_metrics() {
   grep -q '^liken' <<<"$m" && pass "metrics served" || fail "no metrics on :$(metrics_port node-a)"
 }
 
+# node_slices NODE: the node's ResourceSlices (a JSON array).
+node_slices() { k get resourceslices -o json | jq -c --arg n "$1" '[.items[] | select(.spec.nodeName == $n)]'; }
+# usb_port_of DEVICE: the USB port path of a published interface name (usb-1-2-1-2-1-0: bus 1, port 2.1.2,
+# configuration 1, interface 0 -> 1-2.1.2).
+usb_port_of() { awk -F- '{ p = $2 "-" $3; for (i = 4; i <= NF - 2; i++) p = p "." $i; print p }' <<<"$1"; }
+# pool_check NODE DEVICE: one line saying whether NODE's pool is complete and DEVICE tainted in a slice of at most 64:
+# "ok SLICES DEVICES GENERATION SIZE_OF_THE_TAINTED_DEVICE'S_SLICE" or what is wrong.
+pool_check() {
+  node_slices "$1" | jq -r --arg d "$2" '
+    (map(.spec.pool.generation) | unique) as $gens
+    | (map(.spec.pool.resourceSliceCount) | unique) as $counts
+    | ([.[].spec.devices[].name]) as $names
+    | (map(select(any(.spec.devices[]; .name == $d and any(.taints[]?; .key == "liken.sh/unplugged"))))) as $holder
+    | if ($gens | length) != 1 then "generations \($gens)"
+      elif $counts != [length] then "resourceSliceCount \($counts) for \(length) slices"
+      elif ($names | length) != ($names | unique | length) then "a device listed twice"
+      elif ($holder | length) != 1 then "\($d) not published tainted"
+      elif ($holder[0].spec.devices | length) > 64 then "the tainted device in a slice of \($holder[0].spec.devices | length)"
+      else "ok \(length) \($names | length) \($gens[0]) \($holder[0].spec.devices | length)" end'
+}
+node_publishes_more_than() { [ "$(node_slices "$1" | jq '[.[].spec.devices | length] | add // 0')" -gt "$2" ]; }
+node_pool_whole() { node_slices "$1" | jq -e 'length > 0 and (map(.spec.pool.resourceSliceCount) | unique) == [length]'; }
+pool_ok() { [ "$(pool_check "$1" "$2" | cut -d' ' -f1)" = ok ]; }
+
+# A tainted device in a pool of more than 64 devices (issue 32): node-b is the 150-adapter USB host
+# (usb-heavy.umockdev) with --taint-unplugged-devices. One adapter is claimed through the scheduler and prepared by
+# the Go test kubelet, then unplugged in the testbed: the driver publishes it with the liken.sh/unplugged taint, and
+# the API server (64 devices at most in a slice with a taint, 128 otherwise) must accept every slice: the pool stays
+# complete (every device once, one generation, resourceSliceCount right), the tainted adapter in a slice of at most
+# 64. Chunked at 128 (the earlier driver), its slice was refused (422 "must have at most 64 items") and the taint
+# never published.
+scenario_big_pool_taint() {
+  local tb dev port before check total
+  NODE_NAME=node-b "$REPO/hack/local-cluster.sh" add-node >/dev/null 2>&1 || { fail "could not add node-b"; return 1; }
+  start_kubelet node-b
+  start_driver node-b "$REPO/test/machines/usb-heavy.umockdev" --taint-unplugged-devices
+  if ! wait_until 180 node_publishes_more_than node-b 64; then
+    fail "node-b publishes no pool of more than 64 devices"; return 1
+  fi
+  wait_until 60 node_pool_whole node-b || true
+  total=$(node_slices node-b | jq '[.[].spec.devices[].name] | length')
+  pass "node-b publishes $total devices in $(node_slices node-b | jq length) slices"
+  claim big-1 serial.liken.sh; pod pod-big-1 big-1 node-b
+  if wait_until 120 pod_prepared node-b pod-big-1; then pass "an adapter of node-b claimed and prepared"; else fail "big-1 not prepared"; return 1; fi
+  dev=$(claim_devices big-1)
+  port=$(usb_port_of "$dev")
+  tb=$(testbed node-b)
+  before=$(node_slices node-b | jq '.[0].spec.pool.generation')
+  # A hot unplug: the adapter's sysfs directory and its bus links leave the testbed.
+  local dir
+  dir=$(find "$tb/sys/devices" -type d -path "*/usb${port%%-*}/*$port" | head -n 1)
+  [ -n "$dir" ] || { fail "no sysfs directory for port $port ($dev) in the testbed"; return 1; }
+  mkdir -p "$WORK/node-b/unplugged" && mv "$dir" "$WORK/node-b/unplugged/"
+  rm -f "$tb/sys/bus/usb/devices/$port" "$tb/sys/bus/usb/devices/$port":*
+  if wait_until 60 pool_ok node-b "$dev"; then
+    check=$(pool_check node-b "$dev")
+    pass "unplugged $dev ($port): every slice accepted, the pool complete, the tainted device in a slice of at most 64: $check (slices devices generation size)"
+    expect_eq "every device once after the unplug" "$total" "$(echo "$check" | cut -d' ' -f3)"
+    [ "$(echo "$check" | cut -d' ' -f4)" -gt "$before" ] && pass "the pool's generation rose ($before -> $(echo "$check" | cut -d' ' -f4))" ||
+      fail "the pool's generation did not rise"
+  else
+    fail "after unplugging $dev: $(pool_check node-b "$dev")"
+    grep -E 'refused|invalid pool' "$WORK/node-b/driver.log" | tail -n 3 || true
+  fi
+  local refused
+  refused=$(curl -sf "http://127.0.0.1:$(metrics_port node-b)/metrics" | awk '/^liken_slices_refused_total/ { s += $2 } END { print s + 0 }')
+  expect_eq "no slice refused by the driver or the API server (liken_slices_refused_total)" 0 "$refused"
+  node_slices node-b | jq -r '.[] | "  \(.metadata.name): \(.spec.devices | length) devices, generation \(.spec.pool.generation)\(if any(.spec.devices[]; .taints) then ", tainted device inside" else "" end)"'
+  k delete pod pod-big-1 --wait=false >/dev/null 2>&1 || true
+  stop_driver node-b
+}
+
 # By default only what a real kubelet cannot show in a test: a USB unplug, the API server restart, a prepare frozen
 # in the driver and the driver killed under it. render_shared_display_exclusive, unprepare_on_pod_delete and metrics
 # moved to the node tier (test/node, a real kubelet and containerd) and run here only when named; the GPU server's
 # one-card and one-NUMA pairs moved to the kind tier (multinode_scenario_placement in test/lib/multinode-scenarios.sh).
 ALL=(publish usb_serial_reenumerate_and_unplug slice_deleted_comes_back apiserver_restart
-  driver_restart_mid_prepare scan_dry_run)
+  driver_restart_mid_prepare scan_dry_run big_pool_taint)
 [ $# -gt 0 ] && ALL=("$@")
 
 apply_device_classes
