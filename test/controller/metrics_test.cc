@@ -20,6 +20,8 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
            "liken_slice_writes_total{operation=\"create\",result=\"success\"} 0",
            "liken_slice_writes_total{operation=\"update\",result=\"conflict\"} 0",
            "liken_slice_writes_total{operation=\"delete\",result=\"error\"} 0",
+           "liken_slices_refused_total{by=\"server\",rule=\"ResourceSliceMaxDevicesWithTaintsOrConsumesCounters\"} 0",
+           "liken_slices_refused_total{by=\"driver\",rule=\"ResourceSliceMaxDevices\"} 0",
            "liken_scan_duration_seconds_count 0",
            "liken_uevents_total{acted=\"true\"} 0", "liken_uevents_total{acted=\"false\"} 0",
            "liken_watch_restarts_total{reason=\"gone\",resource=\"resourceslices\"} 0",
@@ -41,6 +43,7 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
   Metrics m;
   m.OnScan(5, 2, 1, 4, absl::Milliseconds(3));
   m.OnSliceWrite("update", "conflict");
+  m.OnSliceRefused("ResourceSliceMaxDevicesWithTaintsOrConsumesCounters", "server");
   m.OnWatchRestart("pods", "gone");
   m.OnWatchEvent("pods", "MODIFIED");
   m.OnWatchEvent("pods", "MODIFIED");
@@ -66,6 +69,7 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
            "liken_published_devices 5", "liken_withheld_devices 2", "liken_unclaimed_devices 1",
            "liken_left_out_devices 4",
            "liken_slice_writes_total{operation=\"update\",result=\"conflict\"} 1",
+           "liken_slices_refused_total{by=\"server\",rule=\"ResourceSliceMaxDevicesWithTaintsOrConsumesCounters\"} 1",
            "liken_watch_restarts_total{reason=\"gone\",resource=\"pods\"} 1", "liken_uevents_total{acted=\"true\"} 1",
            "liken_watch_events_total{resource=\"pods\",type=\"MODIFIED\"} 2",
            "liken_uevents_total{acted=\"false\"} 2", "liken_workqueue_depth 4", "liken_workqueue_retries_total 1",

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ class UnpluggedDevicesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = absl::StrCat(::testing::TempDir(), "/unplugged-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(root_);  // a memory file of an earlier run must not be read
     ::mkdir(root_.c_str(), 0755);
   }
 
