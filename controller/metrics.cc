@@ -77,6 +77,9 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   left_out_ = gauge("liken_left_out_devices",
                     "Devices with a driver bound that are not published because a claim would deliver nothing "
                     "(no device node in their sysfs subtree); `liken-dra report` names each and why.");
+  idle_usb_ = gauge("liken_idle_usb_devices",
+                    "USB devices left out because they are not authorized or not configured (no interfaces); "
+                    "`liken-dra report` names each, why, and how to authorize or configure it.");
   slice_writes_ = &prometheus::BuildCounter()
                        .Name("liken_slice_writes_total")
                        .Help("ResourceSlice writes by operation and result.")
@@ -162,6 +165,8 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
 std::string Metrics::Render() const {
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
+
+void Metrics::OnIdleUsb(size_t idle) { idle_usb_->Set(static_cast<double>(idle)); }
 
 void Metrics::OnScan(size_t published, size_t withheld, size_t unclaimed, size_t left_out, absl::Duration duration) {
   published_->Set(static_cast<double>(published));

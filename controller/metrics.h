@@ -43,6 +43,8 @@ class Metrics final : public WorkQueueObserver,
 
   // Results of the latest scan (`left_out`: bound devices a claim would deliver nothing from). Thread-safe.
   void OnScan(size_t published, size_t withheld, size_t unclaimed, size_t left_out, absl::Duration duration);
+  // The latest scan's idle USB devices (not authorized, not configured; counted in `left_out` too). Thread-safe.
+  void OnIdleUsb(size_t idle);
 
   // WorkQueueObserver.
   void OnDepth(size_t depth) override;
@@ -76,6 +78,7 @@ class Metrics final : public WorkQueueObserver,
   prometheus::Gauge* withheld_;
   prometheus::Gauge* unclaimed_;
   prometheus::Gauge* left_out_;
+  prometheus::Gauge* idle_usb_;
   prometheus::Family<prometheus::Counter>* slice_writes_;
   prometheus::Family<prometheus::Counter>* slices_refused_;
   prometheus::Histogram* scan_duration_;

@@ -101,8 +101,22 @@ absl::StatusOr<discovery::Inventory> NodeReconciler::Scan() {
   if (inventory.ok() && metrics_ != nullptr) {
     metrics_->OnScan(inventory->published.size(), inventory->withheld.size(), inventory->unclaimed.size(),
                      inventory->left_out.size(), absl::Now() - start);
+    metrics_->OnIdleUsb(inventory->IdleUsb().size());
   }
+  if (inventory.ok()) LogNewlyIdleUsb(*inventory);
   return inventory;
+}
+
+void NodeReconciler::LogNewlyIdleUsb(const discovery::Inventory& inventory) {
+  std::set<std::string> idle;
+  for (const discovery::LeftOutDevice* device : inventory.IdleUsb()) {
+    idle.insert(device->name);
+    if (!idle_usb_.contains(device->name)) {
+      LogWarning("USB device left out: " + device->idle,
+                 {{"device", device->name}, {"reason", device->reason}});
+    }
+  }
+  idle_usb_ = std::move(idle);
 }
 
 std::vector<apis::SliceDevice> NodeReconciler::UnpluggedTainted(const discovery::Inventory& inventory) {

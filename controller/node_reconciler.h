@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -112,6 +113,7 @@ class NodeReconciler {
   absl::Status PublishSlices(const std::vector<apis::ResourceSlice>& desired);
   void RefreshPreparedClaims();
   void UpdateClaimStatus();  // the devices present now: a prepared claim's device gone or back
+  void LogNewlyIdleUsb(const discovery::Inventory& inventory);  // once per device, when it becomes idle
 
   const NodeReconcilerOptions options_;
   Clock* const clock_;
@@ -123,6 +125,7 @@ class NodeReconciler {
   informers::Informer slices_;  // events go to loop_ (below); stopped by Stop before it is destroyed
   SliceSync sync_;
   UnpluggedDevices unplugged_;
+  std::set<std::string> idle_usb_;  // idle USB devices of the last scan (not authorized, not configured); worker only
   NodePassLoop loop_;
   Coalescer coalescer_;
   std::unique_ptr<UeventListener> uevents_;  // null without a uevent source

@@ -74,12 +74,19 @@ std::vector<Entry> ListSubdirsAndFiles(const std::string& dir, bool* has_dev, bo
   return out;
 }
 
-// True for a child that is a device on a bus below the walked device (PCI under a bridge, USB under a
-// controller, SPI and I2C client devices under their host controller): its nodes are that device's.
-// An I2C adapter (a GPU's DDC bus) is the controller's own and is walked.
-bool IsDeviceOnBusBelow(const std::string& path, const std::string& subsystem) {
-  if (subsystem == "pci" || subsystem == "usb" || subsystem == "spi") return true;
+// True for a child that is a device on a bus liken publishes on its own (PCI under a bridge, USB under a
+// controller): its nodes are that device's. I2C and SPI clients are not: no slice lists them on their own.
+bool IsDeviceOnBusBelow(const std::string& subsystem) { return subsystem == "pci" || subsystem == "usb"; }
+
+// True for an I2C or SPI client device. An I2C adapter (a GPU's DDC bus, an LPSS controller's bus: DEVTYPE
+// i2c_adapter, named i2c-<N>) is not.
+bool IsBusClient(const std::string& path, const std::string& name, const std::string& subsystem) {
+  if (subsystem == "spi") return true;
   if (subsystem != "i2c") return false;
+  if (name.size() > 4 && name.rfind("i2c-", 0) == 0 &&
+      name.find_first_not_of("0123456789", 4) == std::string::npos) {
+    return false;
+  }
   auto uevent = ReadFileToString(path + "/uevent", 64 * 1024);
   return !uevent.ok() || ParseUevent(*uevent)["DEVTYPE"] != "i2c_adapter";
 }
@@ -126,10 +133,11 @@ void Walk(const std::string& dir, int depth, bool inside_sound, WalkResult* resu
     }
     std::string path = dir + "/" + child.name;
     std::string child_subsystem = LinkBaseName(path, "subsystem");
-    if (IsDeviceOnBusBelow(path, child_subsystem)) {
+    if (IsDeviceOnBusBelow(child_subsystem)) {
       result->buses_below.insert(child_subsystem);
       continue;
     }
+    if (IsBusClient(path, child.name, child_subsystem)) result->bus_clients.push_back(child.name);
     if (child_subsystem == "net") result->net_interfaces.push_back(child.name);
     if (child_subsystem == "bluetooth") {
       result->has_bluetooth = true;

@@ -22,6 +22,7 @@ struct WalkResult {
   bool has_bluetooth = false;        // the subtree holds a `bluetooth` child (an adapter's hciN)
   std::vector<std::string> net_interfaces;  // names of `net` class devices in the subtree ("eth0"), walk order
   std::set<std::string> buses_below;        // subsystems of the child devices the walk stopped at ("usb")
+  std::vector<std::string> bus_clients;     // I2C and SPI client devices walked into ("i2c-ELAN1300:00"), walk order
   std::vector<ScanWarning> warnings;
 };
 
@@ -33,8 +34,9 @@ std::string DevNameToPath(std::string devname);
 bool ParseDevNumbers(const std::string& text, uint32_t* major, uint32_t* minor);
 
 // Walks `device_dir` (not itself a node). Descends only into real directories (never symlinks), skips
-// `power` and `msi_irqs`, and stops at child devices on a bus below (pci, usb, spi, i2c clients) and at
-// `bluetooth` subtrees. A directory with a `dev` file and DEVNAME in its uevent is a node; odd entries
+// `power` and `msi_irqs`, and stops at child devices on a bus liken publishes on its own (pci, usb) and at
+// `bluetooth` subtrees. I2C and SPI client devices are walked into: liken publishes no I2C or SPI bus, so
+// their nodes belong to the PCI or USB device of their controller (docs/devices.md, "I2C and SPI"). A directory with a `dev` file and DEVNAME in its uevent is a node; odd entries
 // (bad `dev`, unsafe DEVNAME) are skipped with a warning. Thread-safe.
 WalkResult WalkDelivery(const std::string& device_dir);
 

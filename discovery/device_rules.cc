@@ -1,5 +1,7 @@
 #include "discovery/device_rules.h"
 
+#include <string.h>  // strverscmp (GNU)
+
 #include <algorithm>
 #include <set>
 
@@ -14,8 +16,11 @@ bool IsRenderNode(const DeviceNode& n) { return n.subsystem == "drm" && StartsWi
 bool IsCardNode(const DeviceNode& n) { return n.subsystem == "drm" && StartsWith(n.path, "/dev/dri/card"); }
 
 void SortNodes(std::vector<DeviceNode>* nodes) {
-  std::sort(nodes->begin(), nodes->end(), [](const DeviceNode& a, const DeviceNode& b) { return a.path < b.path; });
+  std::sort(nodes->begin(), nodes->end(),
+            [](const DeviceNode& a, const DeviceNode& b) { return NaturalPathLess(a.path, b.path); });
 }
+
+bool IsFlashNode(const WalkedNode& w) { return w.node.subsystem == "mtd"; }
 
 DeliveryDecision DecideGpu(const WalkResult& walk) {
   auto split = [](const char* suffix, const char* subsystem) {
@@ -59,6 +64,8 @@ DeliveryDecision DecideGpu(const WalkResult& walk) {
 
 }  // namespace
 
+bool NaturalPathLess(const std::string& a, const std::string& b) { return ::strverscmp(a.c_str(), b.c_str()) < 0; }
+
 bool HasBoundDriver(const std::string& driver) { return !driver.empty(); }
 
 bool IsPciBusStructure(const PciFunctionFacts& function) {
@@ -88,11 +95,16 @@ std::string DeviceNameFor(const std::string& bus, const std::string& address) {
 bool IsPublishableDeviceName(const std::string& base) { return apis::IsDnsLabel(base + "-drm-dp-aux-dev"); }
 
 bool DeliversBlockNode(const std::vector<WalkedNode>& nodes) {
-  return std::any_of(nodes.begin(), nodes.end(), [](const WalkedNode& w) { return w.node.type == 'b'; });
+  return std::any_of(nodes.begin(), nodes.end(), [](const WalkedNode& w) { return w.node.type == 'b' || IsFlashNode(w); });
 }
 
 std::optional<std::string> StorageWithholdReason(StorageRoles roles, const std::vector<WalkedNode>& nodes,
                                                  const StorageFactsForUnit& facts) {
+  // Flash memory (an SPI NOR chip's MTD nodes, the firmware's own flash) is storage whatever the roles say.
+  auto flash = std::find_if(nodes.begin(), nodes.end(), IsFlashNode);
+  if (flash != nodes.end()) {
+    return "delivers flash memory " + flash->node.path + " (mtd): storage belongs to the machine";
+  }
   auto first_block = std::find_if(nodes.begin(), nodes.end(), [](const WalkedNode& w) { return w.node.type == 'b'; });
   if (first_block == nodes.end()) return std::nullopt;
   if (roles == StorageRoles::kWithholdAll) {
@@ -125,17 +137,34 @@ DeliveryDecision DecideDelivery(const std::string& driver, const WalkResult& wal
   bool gpu = std::any_of(walk.nodes.begin(), walk.nodes.end(), [](const WalkedNode& w) { return w.node.subsystem == "drm"; });
   if (gpu) return DecideGpu(walk);
 
+  // A jack's input node belongs to the sound card it sits in, when that card delivers ALSA's nodes: a card
+  // with jacks only is no audio controller, and its nodes are input nodes.
+  const bool alsa = std::any_of(walk.nodes.begin(), walk.nodes.end(),
+                                [](const WalkedNode& w) { return w.node.subsystem == "sound"; });
   std::set<std::string> kinds;
   DeliverySplit whole;
+  DeliverySplit bus;  // the I2C bus nodes of a controller whose clients deliver nodes too (LPSS)
+  bus.suffix = "-i2c-dev";
+  bus.subsystem = "i2c-dev";
+  const bool mixed_with_bus = std::any_of(walk.nodes.begin(), walk.nodes.end(), [](const WalkedNode& w) {
+    return w.node.subsystem != "i2c-dev";
+  });
   for (const auto& w : walk.nodes) {
-    // A jack's input node belongs to the sound card it sits in.
-    std::string kind = (w.inside_sound_card && w.node.subsystem == "input") ? "sound" : w.node.subsystem;
+    if (w.node.subsystem == "i2c-dev" && mixed_with_bus) {
+      bus.nodes.push_back(w.node);
+      continue;
+    }
+    std::string kind = (alsa && w.inside_sound_card && w.node.subsystem == "input") ? "sound" : w.node.subsystem;
     kinds.insert(kind.empty() ? "?" : kind);
     whole.nodes.push_back(w.node);
   }
   SortNodes(&whole.nodes);
   if (kinds.size() == 1 && *kinds.begin() != "?") whole.subsystem = *kinds.begin();
   decision.devices.push_back(std::move(whole));
+  if (!bus.nodes.empty()) {
+    SortNodes(&bus.nodes);
+    decision.devices.push_back(std::move(bus));
+  }
   return decision;
 }
 
@@ -159,6 +188,12 @@ std::string LeftOutReason(const std::string& driver, const std::optional<std::st
     return "network interface only (" + names + ")";
   }
   if (walk.has_bluetooth) return "Bluetooth radio on " + driver + ": only btusb's adapters are published";
+  if (!walk.bus_clients.empty()) {
+    std::string clients;
+    for (const auto& c : walk.bus_clients) clients += (clients.empty() ? "" : ", ") + c;
+    return bound + ": the devices on its I2C/SPI bus (" + clients +
+           ") have no device node either (no client driver bound, or one that registers none)";
+  }
   if (!walk.buses_below.empty()) {
     std::string buses;
     for (const auto& b : walk.buses_below) buses += (buses.empty() ? "" : ", ") + b;
@@ -168,6 +203,26 @@ std::string LeftOutReason(const std::string& driver, const std::optional<std::st
     return bound + ": a display controller whose driver registered no DRM device";
   }
   return bound;
+}
+
+std::optional<IdleUsbFinding> IdleUsbState(const UsbDeviceFacts& device) {
+  if (IsUsbRootHub(device) || device.device_class == "09") return std::nullopt;  // bus structure
+  const std::string where = "/sys/bus/usb/devices/" + device.name;
+  if (device.authorized == "0") {
+    return IdleUsbFinding{"not authorized",
+                   "not authorized (authorized=0: a USB authorization policy blocks it, or its bus's "
+                   "authorized_default is 0), so it has no interfaces and a claim would deliver nothing; to publish "
+                   "it, authorize it: `echo 1 > " + where + "/authorized`, or an allow rule in the authorization "
+                   "daemon (usbguard allow-device)"};
+  }
+  if (device.configuration_value.value_or("").empty()) {
+    return IdleUsbFinding{"not configured",
+                   "not configured (bConfigurationValue is empty: no configuration is active), so it has no "
+                   "interfaces and a claim would deliver nothing; to publish it, configure it: `echo 1 > " + where +
+                   "/bConfigurationValue`"};
+  }
+  return IdleUsbFinding{"no interfaces", "configuration " + *device.configuration_value +
+                                      " is active but the device has no interfaces: a claim would deliver nothing"};
 }
 
 }  // namespace liken::discovery

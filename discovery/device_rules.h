@@ -18,6 +18,10 @@
 
 namespace liken::discovery {
 
+// The order of a device's nodes: paths compared with their digit runs as numbers (natural order, GNU
+// strverscmp), so event8 sorts before event10. Thread-safe (pure).
+bool NaturalPathLess(const std::string& a, const std::string& b);
+
 // Rule 1: a driver is bound (`driver` is the bound driver's name, empty for none). Hardware without one
 // goes to the unclaimed report. Thread-safe (pure).
 bool HasBoundDriver(const std::string& driver);
@@ -47,12 +51,12 @@ struct StorageFactsForUnit {
 };
 
 // Rule 3: why a unit whose walk found `nodes` is withheld, or nullopt when it may be offered. Only a
-// unit with a block node is withheld: always under kWithholdAll; under kHost when a node has a storage
-// role (FindStorageRole) or the host's roles are unreadable. Thread-safe (pure).
+// unit with a block or flash (mtd) node is withheld: flash always; a block node always under kWithholdAll,
+// under kHost when it has a storage role (FindStorageRole) or the host's roles are unreadable. Thread-safe.
 std::optional<std::string> StorageWithholdReason(StorageRoles roles, const std::vector<WalkedNode>& nodes,
                                                  const StorageFactsForUnit& facts);
 
-// True when any of `nodes` is a block node (only then does rule 3 need the host's facts). Thread-safe.
+// True when any of `nodes` is a block or flash (mtd) node (only then does rule 3 apply). Thread-safe.
 bool DeliversBlockNode(const std::vector<WalkedNode>& nodes);
 
 // USB devices: the usbfs node a claim on any interface of `device` also delivers; nullopt when DEVNAME
@@ -84,5 +88,16 @@ DeliveryDecision DecideDelivery(const std::string& driver, const WalkResult& wal
 // a USB interface. Thread-safe (pure).
 std::string LeftOutReason(const std::string& driver, const std::optional<std::string>& pci_class,
                           const WalkResult& walk, const DeliveryDecision& decision);
+
+// A USB device with no interfaces (not authorized, or not configured): its state and one line for the
+// operator saying why a claim would deliver nothing and what to do.
+struct IdleUsbFinding {
+  std::string state;   // "not authorized", "not configured", "no interfaces"
+  std::string reason;  // with the remedy ("echo 1 > /sys/bus/usb/devices/1-2/authorized")
+};
+
+// What a USB device none of whose interfaces the scan saw is, for the report; nullopt for bus structure (the
+// USB core's root hubs, hubs). Rule 2 leaves such a device out, with this reason. Thread-safe (pure).
+std::optional<IdleUsbFinding> IdleUsbState(const UsbDeviceFacts& device);
 
 }  // namespace liken::discovery

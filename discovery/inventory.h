@@ -45,12 +45,14 @@ struct WithheldDevice {
   std::string reason;
 };
 
-// A device with a bound driver that is left out because a claim on it would deliver nothing (no device node in
-// its sysfs subtree, or only nodes no claim delivers). Bus structure is not listed at all.
+// A device that is left out because a claim on it would deliver nothing: one with a bound driver and no device
+// node in its sysfs subtree (or only nodes no claim delivers), or an idle USB device (not authorized, not
+// configured: no interfaces). Bus structure is not listed at all.
 struct LeftOutDevice {
-  std::string name;    // the name it would publish under ("pci-0000-41-00-0")
-  std::string driver;  // the bound driver ("nvidia")
+  std::string name;    // the name it would publish under ("pci-0000-41-00-0"; "usb-1-2" for an idle USB device)
+  std::string driver;  // the bound driver ("nvidia"); empty for an idle USB device with none
   std::string reason;  // one line for the operator ("network interface only (eth0)")
+  std::string idle;    // an idle USB device's state ("not authorized", "not configured"); empty for the others
 };
 
 // PCI or USB hardware with no driver bound, and the modules that could drive it.
@@ -77,6 +79,8 @@ struct Inventory {
 
   // Returns the published device with `name`, or nullptr. Not thread-safe against mutation.
   const PublishedDevice* Find(const std::string& name) const;
+  // The left-out devices that are idle USB devices (not authorized, not configured). Thread-compatible.
+  std::vector<const LeftOutDevice*> IdleUsb() const;
 };
 
 }  // namespace liken::discovery

@@ -39,7 +39,9 @@ nlohmann::ordered_json ReportToJson(const Inventory& inventory) {
   for (const auto& w : inventory.withheld) out["withheld"].push_back({{"name", w.name}, {"reason", w.reason}});
   out["leftOut"] = nlohmann::ordered_json::array();
   for (const auto& l : inventory.left_out) {
-    out["leftOut"].push_back({{"name", l.name}, {"driver", l.driver}, {"reason", l.reason}});
+    nlohmann::ordered_json item = {{"name", l.name}, {"driver", l.driver}, {"reason", l.reason}};
+    if (!l.idle.empty()) item["idle"] = l.idle;
+    out["leftOut"].push_back(std::move(item));
   }
   out["unclaimed"] = nlohmann::ordered_json::array();
   for (const auto& u : inventory.unclaimed) {
@@ -87,8 +89,17 @@ std::string ReportToText(const Inventory& inventory) {
   }
   out << "\nWithheld devices (" << inventory.withheld.size() << ")\n";
   for (const auto& w : inventory.withheld) out << "  " << w.name << ": " << w.reason << "\n";
-  out << "\nLeft out: a driver is bound, a claim would deliver nothing (" << inventory.left_out.size() << ")\n";
-  for (const auto& l : inventory.left_out) out << "  " << l.name << " (" << l.driver << "): " << l.reason << "\n";
+  const size_t idle = inventory.IdleUsb().size();
+  out << "\nLeft out: a driver is bound, a claim would deliver nothing (" << inventory.left_out.size() - idle << ")\n";
+  for (const auto& l : inventory.left_out) {
+    if (l.idle.empty()) out << "  " << l.name << " (" << l.driver << "): " << l.reason << "\n";
+  }
+  if (idle > 0) {
+    out << "\nLeft out: USB devices not authorized or not configured, no interfaces (" << idle << ")\n";
+    for (const LeftOutDevice* l : inventory.IdleUsb()) {
+      out << "  " << l->name << " (" << (l->driver.empty() ? "no driver" : l->driver) << "): " << l->reason << "\n";
+    }
+  }
   if (!inventory.warnings.empty()) {
     out << "\nWarnings (" << inventory.warnings.size() << ")\n";
     for (const auto& w : inventory.warnings) out << "  " << w.device << ": " << w.message << "\n";

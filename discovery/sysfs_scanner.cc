@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,14 @@ const PublishedDevice* Inventory::Find(const std::string& name) const {
     if (d.name == name) return &d;  // unsorted inventories (tests) still work
   }
   return nullptr;
+}
+
+std::vector<const LeftOutDevice*> Inventory::IdleUsb() const {
+  std::vector<const LeftOutDevice*> out;
+  for (const auto& l : left_out) {
+    if (!l.idle.empty()) out.push_back(&l);
+  }
+  return out;
 }
 
 namespace {
@@ -105,6 +114,19 @@ class ScanPass {
     size_t left_out = inventory_->left_out.size();
     PublishUnit(base, interface->driver, dir, attrs, usbfs, {interface_name}, std::nullopt);
     if (inventory_->left_out.size() > left_out) usb_left_out_.emplace_back(left_out, DirName(dir));
+  }
+
+  // A USB device (not an interface) none of whose interfaces the scan saw: an idle one is left out, with why.
+  void ScanUsbDeviceWithoutInterfaces(const std::string& dir) {
+    auto usb_device = ReadUsbDeviceFacts(dir, devices_root_);
+    if (!usb_device.ok()) {
+      Warn(dir, "unreadable USB device (" + std::string(usb_device.status().message()) + "); skipped");
+      return;
+    }
+    auto idle = IdleUsbState(*usb_device);
+    if (!idle) return;
+    std::string name = DeviceNameFor("usb", usb_device->name);
+    inventory_->left_out.push_back({name, usb_device->driver, std::move(idle->reason), std::move(idle->state)});
   }
 
   // After every unit: a left-out USB interface whose USB device another interface publishes says so.
@@ -184,7 +206,7 @@ class ScanPass {
     if (driver == kKfdDriver) AddAmdComputeNode(driver, Kfd(), &decision);
     for (auto& note : decision.notes) inventory_->warnings.push_back({base, note});
     if (decision.devices.empty()) {
-      inventory_->left_out.push_back({base, driver, LeftOutReason(driver, pci_class, walk, decision)});
+      inventory_->left_out.push_back({base, driver, LeftOutReason(driver, pci_class, walk, decision), ""});
       return;
     }
     for (auto& split : decision.devices) {
@@ -229,8 +251,15 @@ class SysfsScanner : public Scanner {
     const PciIdsDatabase* pci_ids = PciIds(&inventory);
     ScanPass pass(options_, pci_ids, &inventory);
     for (const auto& [address, dir] : pass.BusDevices("pci")) pass.ScanPciFunction(address, dir);
-    for (const auto& [name, dir] : pass.BusDevices("usb")) {
-      if (name.find(':') != std::string::npos) pass.ScanUsbInterface(name, dir);
+    auto usb = pass.BusDevices("usb");
+    std::set<std::string> with_interfaces;  // USB devices ("1-2") with an interface ("1-2:1.0") listed
+    for (const auto& [name, dir] : usb) {
+      if (name.find(':') == std::string::npos) continue;
+      with_interfaces.insert(name.substr(0, name.find(':')));
+      pass.ScanUsbInterface(name, dir);
+    }
+    for (const auto& [name, dir] : usb) {
+      if (name.find(':') == std::string::npos && !with_interfaces.contains(name)) pass.ScanUsbDeviceWithoutInterfaces(dir);
     }
     pass.Finish();
     if (options_.match_modules && !inventory.unclaimed.empty()) MatchModules(&inventory);

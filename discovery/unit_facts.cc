@@ -98,6 +98,10 @@ absl::StatusOr<UsbDeviceFacts> ReadUsbDeviceFacts(const std::string& dir, const 
   facts.devname = device->Property("DEVNAME");
   facts.dev = device->Attribute("dev");
   facts.numa_node = NearestNumaNode(devices_root, dir);
+  facts.driver = device->driver;
+  facts.authorized = device->Attribute("authorized");
+  facts.configuration_value = device->Attribute("bConfigurationValue");
+  facts.device_class = NormalizeHex(device->Attribute("bDeviceClass").value_or(""), 2);
   return facts;
 }
 

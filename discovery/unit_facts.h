@@ -50,6 +50,10 @@ struct UsbDeviceFacts {
   std::string devname;                   // the uevent's DEVNAME (its usbfs node)
   std::optional<std::string> dev;        // the `dev` file ("189:3")
   std::optional<int64_t> numa_node;      // of the nearest ancestor that has one (its host controller)
+  std::string driver;                    // the bound driver ("usb"); empty when none is bound
+  std::optional<std::string> authorized;           // "1", "0"; nullopt when absent
+  std::optional<std::string> configuration_value;  // bConfigurationValue: "1", "" when not configured
+  std::optional<std::string> device_class;         // bDeviceClass, two lowercase hex digits ("09": a hub)
 };
 
 // Reads the PCI function at `dir` (under `devices_root`, <sysfs>/devices). Fails when its uevent cannot

@@ -16,7 +16,7 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
   std::string text = m.Render();
   for (const char* line : {
            "liken_published_devices 0", "liken_withheld_devices 0", "liken_unclaimed_devices 0",
-           "liken_left_out_devices 0",
+           "liken_left_out_devices 0", "liken_idle_usb_devices 0",
            "liken_slice_writes_total{operation=\"create\",result=\"success\"} 0",
            "liken_slice_writes_total{operation=\"update\",result=\"conflict\"} 0",
            "liken_slice_writes_total{operation=\"delete\",result=\"error\"} 0",
@@ -42,6 +42,7 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
 TEST(MetricsTest, ObserversMoveTheSeries) {
   Metrics m;
   m.OnScan(5, 2, 1, 4, absl::Milliseconds(3));
+  m.OnIdleUsb(2);
   m.OnSliceWrite("update", "conflict");
   m.OnSliceRefused("ResourceSliceMaxDevicesWithTaintsOrConsumesCounters", "server");
   m.OnWatchRestart("pods", "gone");
@@ -67,7 +68,7 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
   std::string text = m.Render();
   for (const char* line : {
            "liken_published_devices 5", "liken_withheld_devices 2", "liken_unclaimed_devices 1",
-           "liken_left_out_devices 4",
+           "liken_left_out_devices 4", "liken_idle_usb_devices 2",
            "liken_slice_writes_total{operation=\"update\",result=\"conflict\"} 1",
            "liken_slices_refused_total{by=\"server\",rule=\"ResourceSliceMaxDevicesWithTaintsOrConsumesCounters\"} 1",
            "liken_watch_restarts_total{reason=\"gone\",resource=\"pods\"} 1", "liken_uevents_total{acted=\"true\"} 1",

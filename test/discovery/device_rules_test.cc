@@ -159,6 +159,14 @@ TEST(DeviceRulesTest, LeftOutUnitsSayWhyTheyDeliverNothing) {
             "its only nodes (/dev/fb0) are delivered by nothing: /dev/fb0 (framebuffer) is delivered by nothing");
 }
 
+TEST(DeviceRulesTest, NodePathsSortInNaturalOrder) {
+  EXPECT_TRUE(NaturalPathLess("/dev/input/event8", "/dev/input/event10"));
+  EXPECT_FALSE(NaturalPathLess("/dev/input/event10", "/dev/input/event8"));
+  EXPECT_TRUE(NaturalPathLess("/dev/bus/usb/001/009", "/dev/bus/usb/001/010"));
+  EXPECT_TRUE(NaturalPathLess("/dev/hidraw0", "/dev/input/event1"));
+  EXPECT_FALSE(NaturalPathLess("/dev/ttyUSB2", "/dev/ttyUSB2"));
+}
+
 TEST(DeviceRulesTest, NumaNodesAreSmallNonNegativeNumbers) {
   EXPECT_EQ(ParseNumaNode(std::string("1")), 1);
   EXPECT_EQ(ParseNumaNode(std::string("-1")), std::nullopt);

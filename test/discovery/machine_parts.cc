@@ -49,6 +49,8 @@ std::string AddUsbDevice(SysfsTree& t, const std::string& parent_devpath, const 
                                               {"idVendor", vendor},
                                               {"idProduct", product},
                                               {"bDeviceClass", "00"},
+                                              {"bConfigurationValue", "1"},
+                                              {"authorized", "1"},
                                               {"dev", "189:" + std::to_string((bus - 1) * 128 + devnum - 1)}};
   for (const auto& [k, v] : strings) attrs[k] = v;
   t.BusDevice(devpath, "usb", "usb", attrs, {{"DEVTYPE", "usb_device"}, {"DEVNAME", devname}});

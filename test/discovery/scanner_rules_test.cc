@@ -17,6 +17,7 @@ using ::liken::testing::AddPci;
 using ::liken::testing::AddUsbDevice;
 using ::liken::testing::AddUsbInterface;
 using ::liken::testing::AddXhciWithRootHub;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -259,7 +260,8 @@ TEST_F(ScannerRulesTest, BusStructureIsNeverPublished) {
   EXPECT_EQ(inv.left_out[0].reason, "a bus controller: the devices on its bus (usb) are reported on their own");
 }
 
-// The delivery walk stops at other buses' devices and at bluetooth, and follows no symlinks.
+// The delivery walk walks into I2C and SPI clients (no slice lists them on their own), stops at bluetooth,
+// and follows no symlinks.
 TEST_F(ScannerRulesTest, DeliveryWalkStaysWithinTheDevice) {
   AddPci(tree_, "/devices/pci0000:00/0000:00:1e.2", "intel-lpss", "8086", "9d2a", "0x118000");
   tree_.OtherBusDevice("/devices/pci0000:00/0000:00:1e.2/spi0/spi-ELAN7001:00", "spi");
@@ -274,8 +276,9 @@ TEST_F(ScannerRulesTest, DeliveryWalkStaysWithinTheDevice) {
   // A symlink loop must not hang the walk.
   tree_.Link(std::string("sys") + kHda + "/sound/card0/loop", ".");
   Inventory inv = Scan();
-  ASSERT_THAT(Names(inv), ElementsAre("pci-0000-00-1f-3"));  // the SPI controller delivers nothing of its own
-  EXPECT_THAT(Paths(inv.published[0]), ElementsAre("/dev/snd/controlC0"));
+  ASSERT_THAT(Names(inv), ElementsAre("pci-0000-00-1e-2", "pci-0000-00-1f-3"));
+  EXPECT_THAT(Paths(inv.published[0]), ElementsAre("/dev/spidev0.0"));  // the SPI client's node, its controller's
+  EXPECT_THAT(Paths(inv.published[1]), ElementsAre("/dev/snd/controlC0"));
 }
 
 // GPUs split into render (shared), display, i2c-dev and AUX devices; the framebuffer goes nowhere.
@@ -501,6 +504,114 @@ TEST_F(ScannerRulesTest, NamesThatCannotBeDeviceNamesAreSkippedAndUnreadableFile
   }
   EXPECT_TRUE(warned_dns);
   EXPECT_TRUE(warned_utf8);
+}
+
+// I2C under LPSS (docs/devices.md, "I2C and SPI"): a touchpad's HID nodes are the LPSS function's device; its
+// bus node is its own exclusive `-i2c-dev` device, as a GPU's.
+TEST_F(ScannerRulesTest, LpssI2cTouchpadPublishesItsNodesAndTheBusNodeApart) {
+  const std::string lpss = "/devices/pci0000:00/0000:00:15.1";
+  AddPci(tree_, lpss, "intel-lpss", "8086", "9d61", "0x118000");
+  const std::string dw = lpss + "/i2c_designware.1";
+  tree_.OtherBusDevice(dw, "platform");
+  tree_.OtherBusDevice(dw + "/i2c-1", "i2c", {{"DEVTYPE", "i2c_adapter"}});
+  tree_.ClassDevice(dw + "/i2c-1/i2c-dev/i2c-1", "i2c-dev", "i2c-1", "89:1");
+  const std::string pad = dw + "/i2c-1/i2c-ELAN1300:00";
+  tree_.OtherBusDevice(pad, "i2c", {{"DRIVER", "i2c_hid"}});
+  tree_.OtherBusDevice(pad + "/0018:04F3:3057.0001", "hid");
+  tree_.ClassDevice(pad + "/0018:04F3:3057.0001/hidraw/hidraw0", "hidraw", "hidraw0", "241:0");
+  tree_.ClassDevice(pad + "/0018:04F3:3057.0001/input/input10", "input");
+  tree_.ClassDevice(pad + "/0018:04F3:3057.0001/input/input10/event10", "input", "input/event10", "13:74");
+  tree_.ClassDevice(pad + "/0018:04F3:3057.0001/input/input10/event8", "input", "input/event8", "13:72");
+  Inventory inv = Scan();
+  ASSERT_THAT(Names(inv), ElementsAre("pci-0000-00-15-1", "pci-0000-00-15-1-i2c-dev"));
+  // Natural order: event8 before event10.
+  EXPECT_THAT(Paths(inv.published[0]), ElementsAre("/dev/hidraw0", "/dev/input/event8", "/dev/input/event10"));
+  EXPECT_EQ(Str(inv.published[0], kAttrSubsystem), "<absent>");  // hidraw + input: a mix
+  EXPECT_EQ(Str(inv.published[0], kAttrDriver), "intel-lpss");
+  EXPECT_FALSE(inv.published[0].allow_multiple_allocations);
+  EXPECT_THAT(Paths(inv.published[1]), ElementsAre("/dev/i2c-1"));
+  EXPECT_EQ(Str(inv.published[1], kAttrSubsystem), "i2c-dev");
+  EXPECT_FALSE(inv.published[1].allow_multiple_allocations);
+  EXPECT_THAT(inv.left_out, IsEmpty());
+}
+
+// SPI under LPSS: a fingerprint reader's spidev node is the LPSS function's device; a chip's flash is storage.
+TEST_F(ScannerRulesTest, LpssSpiReaderPublishesItsSpidevAndFlashIsWithheld) {
+  const std::string lpss = "/devices/pci0000:00/0000:00:1e.2";
+  AddPci(tree_, lpss, "intel-lpss", "8086", "9d2a", "0x118000");
+  tree_.OtherBusDevice(lpss + "/pxa2xx-spi.3", "platform");
+  tree_.ClassDevice(lpss + "/pxa2xx-spi.3/spi_master/spi0", "spi_master");
+  const std::string reader = lpss + "/pxa2xx-spi.3/spi_master/spi0/spi-ELAN7001:00";
+  tree_.OtherBusDevice(reader, "spi");
+  tree_.ClassDevice(reader + "/spidev/spidev0.0", "spidev", "spidev0.0", "153:0");
+  const std::string flash_controller = "/devices/pci0000:00/0000:00:1f.5";
+  AddPci(tree_, flash_controller, "intel-spi", "8086", "9d24", "0x0c8000");
+  const std::string flash = flash_controller + "/spi_master/spi1/spi1.0";
+  tree_.ClassDevice(flash_controller + "/spi_master/spi1", "spi_master");
+  tree_.OtherBusDevice(flash, "spi");
+  tree_.ClassDevice(flash + "/mtd/mtd0", "mtd", "mtd0", "90:0");
+  Inventory inv = Scan();
+  ASSERT_THAT(Names(inv), ElementsAre("pci-0000-00-1e-2"));
+  EXPECT_THAT(Paths(inv.published[0]), ElementsAre("/dev/spidev0.0"));
+  EXPECT_EQ(Str(inv.published[0], kAttrSubsystem), "spidev");
+  ASSERT_EQ(inv.withheld.size(), 1u);
+  EXPECT_EQ(inv.withheld[0].name, "pci-0000-00-1f-5");
+  EXPECT_EQ(inv.withheld[0].reason, "delivers flash memory /dev/mtd0 (mtd): storage belongs to the machine");
+}
+
+// An I2C controller whose client has no node says so, never "reported on their own".
+TEST_F(ScannerRulesTest, LpssControllerWhoseClientsHaveNoNodeIsLeftOutTruly) {
+  const std::string lpss = "/devices/pci0000:00/0000:00:15.0";
+  AddPci(tree_, lpss, "intel-lpss", "8086", "9d60", "0x118000");
+  tree_.OtherBusDevice(lpss + "/i2c_designware.0", "platform");
+  tree_.OtherBusDevice(lpss + "/i2c_designware.0/i2c-0", "i2c");  // no DEVTYPE, as umockdev records it
+  tree_.OtherBusDevice(lpss + "/i2c_designware.0/i2c-0/i2c-SYNA3602:00", "i2c");
+  Inventory inv = Scan();
+  EXPECT_THAT(Names(inv), IsEmpty());
+  ASSERT_EQ(inv.left_out.size(), 1u);
+  EXPECT_EQ(inv.left_out[0].reason,
+            "bound to intel-lpss, no device node in its sysfs subtree: the devices on its I2C/SPI bus "
+            "(i2c-SYNA3602:00) have no device node either (no client driver bound, or one that registers none)");
+}
+
+// USB devices with no interfaces (not authorized, not configured) are left out, named, with the remedy; a hub
+// without interfaces is bus structure.
+TEST_F(ScannerRulesTest, IdleUsbDevicesAreLeftOutWithWhatToDo) {
+  AddXhciWithRootHub(tree_);
+  std::string blocked = AddUsbDevice(tree_, kRootHub, "1-2", 1, 2, "0403", "6001");
+  tree_.File("sys" + blocked + "/authorized", "0\n");
+  tree_.File("sys" + blocked + "/bConfigurationValue", "\n");
+  std::string unconfigured = AddUsbDevice(tree_, kRootHub, "1-3", 1, 3, "046d", "c31c");
+  tree_.File("sys" + unconfigured + "/bConfigurationValue", "\n");
+  std::string hub = AddUsbDevice(tree_, kRootHub, "1-4", 1, 4, "05e3", "0608");
+  tree_.File("sys" + hub + "/bDeviceClass", "09\n");
+  tree_.File("sys" + hub + "/authorized", "0\n");
+  Inventory inv = Scan();
+  EXPECT_THAT(Names(inv), IsEmpty());
+  std::vector<std::string> idle;
+  for (const LeftOutDevice* l : inv.IdleUsb()) idle.push_back(l->name + " [" + l->idle + "] " + l->reason);
+  EXPECT_THAT(idle, ElementsAre(AllOf(HasSubstr("usb-1-2 [not authorized] not authorized (authorized=0"),
+                                      HasSubstr("echo 1 > /sys/bus/usb/devices/1-2/authorized"),
+                                      HasSubstr("usbguard allow-device")),
+                                AllOf(HasSubstr("usb-1-3 [not configured] not configured"),
+                                      HasSubstr("echo 1 > /sys/bus/usb/devices/1-3/bConfigurationValue"))));
+  // Only the controller besides them: the hub is bus structure.
+  EXPECT_EQ(inv.left_out.size(), 3u);
+}
+
+// A sound card with jack input nodes only is no audio controller: its nodes are input nodes.
+TEST_F(ScannerRulesTest, JackOnlySoundCardIsInputNotSound) {
+  AddPci(tree_, kHda, "snd_hda_intel", "8086", "9d71", "0x040300");
+  std::string c = std::string(kHda) + "/sound/card0";
+  tree_.ClassDevice(c, "sound");
+  tree_.ClassDevice(c + "/input12", "input");
+  tree_.ClassDevice(c + "/input12/event12", "input", "input/event12", "13:76");
+  tree_.ClassDevice(c + "/input13", "input");
+  tree_.ClassDevice(c + "/input13/event9", "input", "input/event9", "13:73");
+  Inventory inv = Scan();
+  ASSERT_THAT(Names(inv), ElementsAre("pci-0000-00-1f-3"));
+  EXPECT_EQ(Str(inv.published[0], kAttrSubsystem), "input");
+  EXPECT_THAT(Paths(inv.published[0]), ElementsAre("/dev/input/event9", "/dev/input/event12"));
 }
 
 TEST_F(ScannerRulesTest, MissingSysfsIsAnError) {

@@ -140,6 +140,72 @@ def check_expected(report, expected, failures):
             failures.append(f"unclaimed {key}: modules {u['modules']} != {want_modules[key]}")
 
 
+def recording_devices(recording):
+    """The recording's devices: {sysfs path under /devices: {"E": {...}, "A": {...}}} from its P:/E:/A: lines."""
+    devices = {}
+    with open(recording) as f:
+        blocks = f.read().split("\n\n")
+    for block in blocks:
+        lines = block.strip().splitlines()
+        path = next((l[3:] for l in lines if l.startswith("P: ")), None)
+        if path is None:
+            continue
+        props = dict(l[3:].split("=", 1) for l in lines if l.startswith("E: ") and "=" in l)
+        attrs = {k: v[:-2] if v.endswith("\\n") else v  # umockdev writes a file's newline as \n
+                 for k, v in (l[3:].split("=", 1) for l in lines if l.startswith("A: ") and "=" in l)}
+        links = dict(l[3:].split("=", 1) for l in lines if l.startswith("L: ") and "=" in l)
+        devices[path] = {"E": props, "A": attrs, "L": links}
+    return devices
+
+
+def dashed(bus, address):
+    return bus + "-" + re.sub(r"[:._]", "-", address).lower()
+
+
+def check_completeness(recording, report, failures):
+    """Every PCI function that is not a bridge and every USB device that is not a hub (configured with its
+    interfaces, or idle) is in published, withheld, unclaimed or left out, with a reason where it is not
+    published. Returns the number of devices checked."""
+    devices = recording_devices(recording)
+    published = [d["name"] for d in report["published"]]
+    reasons = {w["name"]: w["reason"] for w in report["withheld"]}
+    reasons.update({l["name"]: l["reason"] for l in report.get("leftOut", [])})
+    unclaimed = {(u["bus"], u["address"]) for u in report["unclaimed"]}
+
+    def listed(name):
+        if name in reasons:
+            if not reasons[name].strip():
+                failures.append(f"completeness: {name} is not published and its reason is empty")
+            return True
+        return any(p == name or (p.startswith(name + "-") and not p[len(name) + 1:][:1].isdigit()) for p in published)
+
+    checked = 0
+    for path, d in sorted(devices.items()):
+        props, name = d["E"], path.rsplit("/", 1)[-1]
+        if props.get("SUBSYSTEM") == "pci":
+            cls = props.get("PCI_CLASS", d["A"].get("class", "")).lower().replace("0x", "").rjust(6, "0")
+            if cls.startswith("06") or props.get("DRIVER") == "pcieport":
+                continue
+            checked += 1
+            if not listed(dashed("pci", name)) and ("pci", name) not in unclaimed:
+                failures.append(f"completeness: PCI function {name} is in no list (published, withheld, "
+                                "left out, unclaimed)")
+        elif props.get("SUBSYSTEM") == "usb" and props.get("DEVTYPE") == "usb_device":
+            if name.startswith("usb") or d["A"].get("bDeviceClass", "").strip() == "09":
+                continue
+            interfaces = [p for p, i in devices.items() if p.startswith(path + "/") and
+                          i["E"].get("DEVTYPE") == "usb_interface" and p.count("/") == path.count("/") + 1]
+            if any(devices[i]["A"].get("bInterfaceClass", "").strip() == "09" or
+                   devices[i]["E"].get("DRIVER") == "hub" for i in interfaces):
+                continue
+            checked += 1
+            names = [dashed("usb", i.rsplit("/", 1)[-1]) for i in interfaces] + [dashed("usb", name)]
+            if not any(listed(n) for n in names) and ("usb", name) not in unclaimed:
+                failures.append(f"completeness: USB device {name} (interfaces {names[:-1]}) is in no list "
+                                "(published, withheld, left out, unclaimed)")
+    return checked
+
+
 def recording_nodes(recording):
     """{"/dev/<N: name>": "major:minor"} from a recording's `A: dev=` lines; MAJOR/MINOR must agree with them."""
     nodes, problems = {}, []
@@ -197,17 +263,21 @@ def main():
     slices = json.loads(run(binary, recording, "scan", "--node-name", "node-a", "-o", "json", *extra))
     failures = []
     check_invariants(report, slices, failures)
+    checked = check_completeness(recording, report, failures)
     if expected:
         check_expected(report, expected, failures)
         if "dev_numbers" in expected or "harmless_numbers" in expected:
             check_dev_numbers(recording, report, expected, failures)
         if "slices" in expected and len(slices["items"]) != expected["slices"]:
             failures.append(f"{len(slices['items'])} slices, want {expected['slices']}")
+    if expected.get("partial"):
+        print(f"partial recording (not a machine's state): {expected['partial']}")
     for f in failures:
         print("FAIL:", f)
     print(f"{recording}: {len(report['published'])} published, {len(report['withheld'])} withheld, "
           f"{len(report.get('leftOut', []))} left out, "
-          f"{len(report['unclaimed'])} unclaimed, {len(slices['items'])} slice(s); {len(failures)} failure(s)")
+          f"{len(report['unclaimed'])} unclaimed, {len(slices['items'])} slice(s); {checked} devices in the "
+          f"completeness check; {len(failures)} failure(s)")
     return 1 if failures else 0
 
 
