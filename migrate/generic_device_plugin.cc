@@ -1,7 +1,5 @@
 #include "migrate/generic_device_plugin.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "apis/resource_slice.h"
+#include "migrate/plugin_glob.h"
 
 namespace liken::migrate {
 namespace {
@@ -29,12 +28,10 @@ constexpr const char* kVirtualNodes[] = {
 
 constexpr char kDefaultDomain[] = "squat.ai";
 
-// Go's filepath.Match: '*' and '?' never cross '/'.
-bool GlobMatches(const std::string& pattern, const std::string& path) {
-  return ::fnmatch(pattern.c_str(), path.c_str(), FNM_PATHNAME) == 0;
-}
+// Whether the plugin's glob of `pattern` (cleaned, as PlanGroup leaves it) finds `path`.
+bool GlobMatches(const std::string& pattern, const std::string& path) { return PluginGlobFinds(pattern, path); }
 
-bool HasGlob(const std::string& pattern) { return pattern.find_first_of("*?[") != std::string::npos; }
+bool HasGlob(const std::string& pattern) { return PluginGlobHasMeta(pattern); }
 
 // Paths udev makes as links: by-id, by-path and the like.
 bool IsUdevLinkPath(const std::string& path) {
@@ -166,7 +163,6 @@ struct NodeIndex {
   // The entries a glob finds here, sorted as Go sorts them: a node, a link, or a directory above them.
   std::vector<std::string> Entries(const std::string& pattern) const {
     std::set<std::string> out;
-    if (!pattern.empty() && pattern.back() == '/') return {};  // the plugin's fs.Glob finds nothing there
     for (const auto& u : universe) {
       if (GlobMatches(pattern, u)) {
         out.insert(u);
@@ -243,9 +239,6 @@ void AddUnique(std::vector<const PublishedDevice*>* v, const PublishedDevice* d)
 
 // Why nothing here matches `pattern`.
 std::string NoMatchReason(const std::string& pattern, const NodeIndex& index) {
-  if (!pattern.empty() && pattern.back() == '/') {
-    return absl::StrCat("the plugin finds nothing at ", pattern, ": a path that ends in '/' names no file");
-  }
   if (IsUdevLinkPath(pattern)) {
     if (!index.node->links_unknown.empty()) {
       return absl::StrCat(pattern, " is a udev link, and ", index.node->links_unknown);
@@ -492,13 +485,34 @@ struct Planned {
   std::vector<Selector> selectors;
 };
 
+// The group with each path as the plugin globs it (cleaned: "/dev/snd/" is "/dev/snd"), a note where that is not
+// the text, and a refusal where the plugin's glob fails on a path.
+PluginGroup AsThePluginGlobs(const PluginGroup& written, const std::string& resource) {
+  PluginGroup group = written;
+  for (auto& p : group.paths) {
+    auto pattern = PluginGlobPattern(p.path);
+    if (!pattern.ok()) {
+      if (group.refusal.empty()) {
+        group.refusal = absl::StrCat("the plugin cannot glob ", p.path, " (", pattern.status().message(),
+                                     "): it fails to discover the devices of ", resource, ", every group");
+      }
+      continue;
+    }
+    if (*pattern != p.path) {
+      group.notes.push_back(absl::StrCat("the plugin reads ", p.path, " as ", *pattern));
+      p.path = *pattern;
+    }
+  }
+  return group;
+}
+
 Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIndex>& indexes, bool several) {
-  const PluginGroup& group = device.groups[g];
+  const PluginGroup group = AsThePluginGlobs(device.groups[g], device.name);
   Planned planned;
   GroupOutcome& out = planned.outcome;
   out.resource = device.name;
   out.index = g;
-  out.what = GroupInWords(group);
+  out.what = GroupInWords(device.groups[g]);
   out.reason = GroupRefusal(group);
   out.notes = group.notes;  // how the plugin reads what was written matters most when nothing moves
   if (!out.reason.empty()) return planned;

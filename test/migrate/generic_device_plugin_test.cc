@@ -433,6 +433,60 @@ TEST(PlanMigrationTest, UdevLinksResolveToTheNodeTheyNameAndPinWhatTheyName) {
   EXPECT_EQ(u.groups[0].nodes[0].reason, "/dev/serial/by-id/x is a udev link, and this node's report lists no udev links");
 }
 
+// The plugin's glob (filepath.Rel, then fs.Glob with Go's path.Match), one test per way it differs from fnmatch(3),
+// which the plan used before; testdata/plugin_glob_cases.tsv holds the same forms, checked against the plugin.
+TEST(PlanMigrationTest, ABangInAClassIsAnOrdinaryCharacterAsThePluginReadsIt) {
+  // The class holds '!' and '0': the plugin finds /dev/ttyUSB0 only (fnmatch negated it: /dev/ttyUSB1).
+  MigrationPlan plan = Plan(R"({"name": "bang", "groups": [{"paths": [{"path": "/dev/ttyUSB[!0]"}]}]})");
+  ASSERT_TRUE(plan.groups[0].moves) << plan.groups[0].reason;
+  EXPECT_EQ(plan.groups[0].devices, std::vector<std::string>{"usb-1-1-1-0"});
+  EXPECT_THAT(Cel(plan), HasSubstr("address == \"1-1\""));
+}
+
+TEST(PlanMigrationTest, ACaretNegatesAClassAsThePluginReadsIt) {
+  MigrationPlan plan = Plan(R"({"name": "caret", "groups": [{"paths": [{"path": "/dev/ttyUSB[^0]"}]}]})");
+  ASSERT_TRUE(plan.groups[0].moves) << plan.groups[0].reason;
+  EXPECT_EQ(plan.groups[0].devices, std::vector<std::string>{"usb-1-2-1-0"});
+}
+
+TEST(PlanMigrationTest, ATrailingSlashIsCleanedAsThePluginCleansIt) {
+  // Before: refused, "a path that ends in '/' names no file"; the plugin gives the directory.
+  MigrationPlan plan = Plan(R"({"name": "snd", "groups": [{"paths": [{"path": "/dev/snd/"}]}]})");
+  ASSERT_TRUE(plan.groups[0].moves) << plan.groups[0].reason;
+  EXPECT_THAT(plan.groups[0].notes, Contains("the plugin reads /dev/snd/ as /dev/snd"));
+  EXPECT_THAT(plan.groups[0].notes, Contains(HasSubstr("the plugin gave /dev/snd as one unit, which holds 3 devices")));
+  EXPECT_EQ(plan.groups[0].what, "/dev/snd/") << "the group is named as written";
+}
+
+TEST(PlanMigrationTest, DoubleSlashesAndDotsAreCleanedAsThePluginCleansThem) {
+  MigrationPlan plan = Plan(R"(
+- {name: double, groups: [{paths: [{path: "/dev//dri/renderD128"}]}]}
+- {name: dots, groups: [{paths: [{path: "/dev/./snd/../dri/renderD128"}]}]}
+)");
+  for (const auto& g : plan.groups) {
+    ASSERT_TRUE(g.moves) << g.resource << ": " << g.reason;
+    EXPECT_EQ(g.devices, std::vector<std::string>{"pci-0000-00-02-0"}) << g.resource;
+  }
+  EXPECT_THAT(plan.groups[0].notes, Contains("the plugin reads /dev//dri/renderD128 as /dev/dri/renderD128"));
+}
+
+TEST(PlanMigrationTest, APatternThePluginCannotGlobIsRefusedWithItsError) {
+  // fnmatch read each of these as something; the plugin's glob fails on them, and with it the resource's discovery.
+  MigrationPlan plan = Plan(R"(
+- {name: empty-class, groups: [{paths: [{path: "/dev/ttyUSB[]0]"}]}]}
+- {name: open-class, groups: [{paths: [{path: "/dev/ttyUSB[0-"}]}]}
+- {name: backslash, groups: [{paths: [{path: "/dev/ttyUSB0\\"}]}]}
+)");
+  ASSERT_EQ(plan.groups.size(), 3u);
+  for (const auto& g : plan.groups) {
+    EXPECT_FALSE(g.moves) << g.resource;
+    EXPECT_THAT(g.reason, HasSubstr("the plugin cannot glob")) << g.resource;
+    EXPECT_THAT(g.reason, HasSubstr("syntax error in pattern")) << g.resource;
+    EXPECT_THAT(g.reason, HasSubstr("it fails to discover the devices of " + g.resource)) << g.resource;
+  }
+  EXPECT_EQ(Cel(plan), "");
+}
+
 TEST(PlanMigrationTest, MountsAndUnknownTypesCannotMove) {
   MigrationPlan plan = Plan(R"(
 - {name: input, groups: [{paths: [{path: /dev/input, type: Mount, readOnly: true}]}]}
