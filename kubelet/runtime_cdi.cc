@@ -93,7 +93,7 @@ void CheckSpecDirs(const std::map<std::string, std::string>& info, const Runtime
   for (const auto& dir : out->spec_dirs) {
     if (DirKey(dir) == root) {
       absl::StrAppend(&out->reason, "; it reads CDI specs from ", absl::StrJoin(out->spec_dirs, ", "),
-                      shown ? "" : " (its default)", ", which holds the driver's ", options.cdi_root);
+                      shown ? "" : " (its default)", ", the driver's --cdi-root among them");
       return;
     }
   }

@@ -82,8 +82,8 @@ TEST(JudgeRuntimeCdiTest, TheRuntimesCdiSpecDirsMustHoldTheCdiRoot) {
             RuntimeCdiState::kEnabled);
   RuntimeCdi run = containerd(R"("cdiSpecDirs":["/run/cdi"],)", "/var/run/cdi");
   EXPECT_EQ(run.state, RuntimeCdiState::kEnabled);
-  EXPECT_EQ(run.reason, "its CRI configuration has enable_cdi on; it reads CDI specs from /run/cdi, which holds the "
-                        "driver's /var/run/cdi");
+  EXPECT_EQ(run.reason, "its CRI configuration has enable_cdi on; it reads CDI specs from /run/cdi, the driver's "
+                        "--cdi-root among them");
   // containerd 2.x, on by default, with its directories elsewhere.
   EXPECT_EQ(JudgeRuntimeCdi("containerd", "v2.1.4", ContainerdInfo(R"("cdiSpecDirs":["/etc/cdi"],)"),
                             {.cdi_root = "/var/run/cdi"})
