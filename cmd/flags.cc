@@ -264,6 +264,11 @@ void BindFlags(CLI::App& app, RuntimeCheckFlags& flags) {
   app.add_option("--runtime-endpoint", flags.runtime_endpoint, "the container runtime's CRI socket")
       ->type_name("unix://PATH")
       ->capture_default_str();
+  app.add_option("--cdi-root", flags.cdi_root,
+                 "the driver's --cdi-root, which must be one of the runtime's CDI spec directories")
+      ->type_name("DIR")
+      ->capture_default_str()
+      ->check(AbsolutePath());
   Bind(app, flags.verbosity);
 }
 

@@ -89,6 +89,7 @@ struct HealthcheckFlags {
 // `liken-dra runtime-check`.
 struct RuntimeCheckFlags {
   std::string runtime_endpoint = "unix:///run/containerd/containerd.sock";
+  std::string cdi_root = "/var/run/cdi";  // the driver's --cdi-root, which the runtime's CDI spec dirs must hold
   VerbosityFlags verbosity;
 };
 

@@ -109,8 +109,8 @@ class ReleasedClaimsAskForAPass final : public nodestate::PreparedClaimEvents {
 };
 
 // Asks the container runtime at `endpoint` whether it resolves CDI devices; logs the answer and sets the gauge.
-void ReportRuntimeCdi(const std::string& endpoint, controller::Metrics* metrics) {
-  auto cdi = kubelet::CheckRuntimeCdi(endpoint, absl::Seconds(5));
+void ReportRuntimeCdi(const std::string& endpoint, const std::string& cdi_root, controller::Metrics* metrics) {
+  auto cdi = kubelet::CheckRuntimeCdi(endpoint, absl::Seconds(5), {.cdi_root = cdi_root});
   if (!cdi.ok()) {
     LogWarning("container runtime's CDI unknown: the runtime did not answer",
                {{"endpoint", endpoint}, {"error", cdi.status().ToString()}});
@@ -125,6 +125,10 @@ void ReportRuntimeCdi(const std::string& endpoint, controller::Metrics* metrics)
   } else if (cdi->state == kubelet::RuntimeCdiState::kDisabled) {
     level = LogLevel::kError;
     message = "container runtime has CDI off: every pod with a claim will fail with \"unresolvable CDI devices\"";
+  } else if (cdi->state == kubelet::RuntimeCdiState::kOutsideSpecDirs) {
+    level = LogLevel::kError;
+    message = "container runtime does not read CDI specs from --cdi-root: every pod with a claim will fail with "
+              "\"unresolvable CDI devices\"";
   }
   Log(level, message, {{"runtime", cdi->runtime}, {"reason", cdi->reason}});
   metrics->OnRuntimeCdi(kubelet::RuntimeCdiStateName(cdi->state));
@@ -255,7 +259,9 @@ int RunCommand(const Command& command, int argc, char** argv) {
   // answer delays nothing; logged and a gauge.
   std::jthread runtime_check;
   if (!flags.runtime_endpoint.empty()) {
-    runtime_check = std::jthread([&metrics, endpoint = flags.runtime_endpoint] { ReportRuntimeCdi(endpoint, &metrics); });
+    runtime_check = std::jthread([&metrics, endpoint = flags.runtime_endpoint, cdi_root = flags.cdi_root] {
+      ReportRuntimeCdi(endpoint, cdi_root, &metrics);
+    });
   }
   controller::NodeReconcilerOptions reconcile_options;
   reconcile_options.node_name = node;

@@ -1,6 +1,7 @@
-// `liken-dra runtime-check [--runtime-endpoint unix://PATH]`: asks the node's container runtime over its CRI socket
-// whether it resolves CDI devices, for an operator on the host before the first pod with a claim. Exit 0: it does;
-// 1: it does not (the line says what to change); 3: unknown (no answer, or a runtime liken-dra cannot judge).
+// `liken-dra runtime-check [--runtime-endpoint unix://PATH] [--cdi-root DIR]`: asks the node's container runtime over
+// its CRI socket whether it resolves CDI devices from the driver's CDI root, for an operator on the host before the
+// first pod with a claim. Exit 0: it does; 1: it does not (CDI off, or its CDI spec directories do not hold DIR; the
+// line says what to change); 3: unknown (no answer, or a runtime liken-dra cannot judge).
 #include <cstdio>
 #include <string>
 
@@ -13,7 +14,7 @@ namespace liken::cmd {
 int RuntimeCheckCommand(const Command& command, int argc, char** argv) {
   RuntimeCheckFlags flags;
   if (auto exit_code = ParseFlags(command.name, command.synopsis, argc, argv, flags)) return *exit_code;
-  auto cdi = kubelet::CheckRuntimeCdi(flags.runtime_endpoint, absl::Seconds(10));
+  auto cdi = kubelet::CheckRuntimeCdi(flags.runtime_endpoint, absl::Seconds(10), {.cdi_root = flags.cdi_root});
   if (!cdi.ok()) {
     std::fprintf(stderr, "liken-dra runtime-check: %s\n", std::string(cdi.status().message()).c_str());
     return 3;
@@ -22,7 +23,8 @@ int RuntimeCheckCommand(const Command& command, int argc, char** argv) {
               cdi->reason.c_str());
   switch (cdi->state) {
     case kubelet::RuntimeCdiState::kEnabled: return 0;
-    case kubelet::RuntimeCdiState::kDisabled: return 1;
+    case kubelet::RuntimeCdiState::kDisabled:
+    case kubelet::RuntimeCdiState::kOutsideSpecDirs: return 1;
     case kubelet::RuntimeCdiState::kUnknown: break;
   }
   return 3;

@@ -149,9 +149,10 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   auto& runtime_cdi = prometheus::BuildGauge()
                           .Name("liken_runtime_cdi")
                           .Help("1 for what the container runtime said about CDI at start-up (enabled, disabled, "
-                                "unknown); all 0 until asked, and when --runtime-endpoint is not set.")
+                                "unknown, outside_spec_dirs: on, but its CDI spec directories do not hold "
+                                "--cdi-root); all 0 until asked, and when --runtime-endpoint is not set.")
                           .Register(r);
-  for (const char* state : {"enabled", "disabled", "unknown"}) runtime_cdi_[state] = &runtime_cdi.Add({{"state", state}});
+  for (const char* state : {"enabled", "disabled", "unknown", "outside_spec_dirs"}) runtime_cdi_[state] = &runtime_cdi.Add({{"state", state}});
   auto& features = prometheus::BuildGauge()
                        .Name("liken_cluster_feature_served")
                        .Help("1 when the API server serves the feature (render_sharing: allowMultipleAllocations kept; "

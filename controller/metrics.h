@@ -66,7 +66,8 @@ class Metrics final : public WorkQueueObserver,
   void OnRegistration(bool registered, absl::string_view error) override;
   void OnSpecsRefreshed(int count) override;
   void OnUnhealthyClaimedDevices(size_t count) override;
-  // The container runtime's CDI: "enabled", "disabled" or "unknown" (others ignored). Thread-safe.
+  // The container runtime's CDI: "enabled", "disabled", "unknown" or "outside_spec_dirs" (others ignored).
+  // Thread-safe.
   void OnRuntimeCdi(std::string_view state);
   // A cluster feature's state (ClusterFeatures' change callback); names not in ClusterFeatureNames are ignored.
   // Thread-safe.

@@ -190,34 +190,41 @@ bool ClaimCache::UsedByPodOnNode(const std::string& key) const {
 }
 
 absl::Status ClaimCache::SyncClaim(const std::string& key) {
+  // Every way out but a failed request (retried: a fetch is queued again) records what the fetch left in the cache.
+  const auto ended_absent = [&] {
+    absl::MutexLock lock(&mu_);
+    claims_.erase(key);
+    fetched_absent_.insert(key);
+  };
   if (!UsedByPodOnNode(key)) {
     absl::MutexLock lock(&mu_);
     claims_.erase(key);
+    fetched_absent_.erase(key);
     return absl::OkStatus();
   }
   auto slash = key.find('/');
   if (slash == std::string::npos) return absl::OkStatus();
   if (absl::Status s = ValidateClaimName(key.substr(0, slash), key.substr(slash + 1)); !s.ok()) {
     LogWarning("claim cache: a pod names a claim that cannot exist; ignoring it", {{"error", s.ToString()}});
+    ended_absent();
     return absl::OkStatus();  // retrying will not fix it
   }
   auto got = client_->Get(ResourceClaimPath(key.substr(0, slash), key.substr(slash + 1)));
   if (got.status().code() == absl::StatusCode::kNotFound) {
-    absl::MutexLock lock(&mu_);
-    claims_.erase(key);
+    ended_absent();
     return absl::OkStatus();  // the pod names a claim that is not there (yet); a pod update brings it back
   }
   if (!got.ok()) return got.status();
   auto claim = apis::ParseResourceClaim(*got);
   if (!claim.ok()) {
     LogWarning("claim cache: malformed ResourceClaim", {{"claim", key}, {"error", claim.status().ToString()}});
-    absl::MutexLock lock(&mu_);
-    claims_.erase(key);
+    ended_absent();
     return absl::OkStatus();  // retrying will not fix it; a Get falls back to the server and reports it
   }
   // The pod may have gone while we fetched.
   bool used = UsedByPodOnNode(key);
   absl::MutexLock lock(&mu_);
+  fetched_absent_.erase(key);
   if (used) {
     StoreLocked(key, *std::move(claim));
   } else {
@@ -249,9 +256,10 @@ absl::StatusOr<std::optional<apis::ResourceClaim>> ClaimCache::AwaitFetch(const 
   if (stopped_) return absl::CancelledError("the claim cache stopped");
   if (const apis::ResourceClaim* claim = UsableLocked(key, uid)) return *claim;  // fetched meanwhile
   // Waited for only while a fetch is coming: the key is queued or being fetched, or the cache has no copy at all yet
-  // (the pod's event is being handled). A copy of another UID or an unallocated one that nothing fetches again (the
-  // pod did not change) is read at once, as before.
-  if (claims_.contains(key) && !queue_.Pending(key)) return std::nullopt;
+  // and no fetch of it ended (the pod's event is being handled). A copy of another UID or an unallocated one that
+  // nothing fetches again (the pod did not change), or no copy after a fetch found none (NotFound erased it), is read
+  // at once.
+  if ((claims_.contains(key) || fetched_absent_.contains(key)) && !queue_.Pending(key)) return std::nullopt;
   Waiting& waiting = waiting_[key];  // std::map: the reference stays valid while other keys come and go
   ++waiting.waiters;
   const uint64_t ended_before = waiting.fetches_ended;

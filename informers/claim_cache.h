@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,7 +54,8 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
   bool WaitForSync();
 
   // ClaimLookup: the cached claim. When the cache lacks it but a pod on this node names it and the worker's fetch of
-  // it is queued or under way (or the pod's event is still being handled: no copy at all yet), Get waits for that
+  // it is queued or under way (or the pod's event is still being handled: no copy at all yet and no fetch of it
+  // ended), Get waits for that
   // fetch to end, at most `fetch_wait` on the clock, and returns what it brought. Otherwise, or when the fetch brought nothing
   // usable, one GET (counted by the observer's OnClaimGetFallback; cached when a pod on this node names it).
   // Cancelled when the cache stops while Get waits. InvalidArgument, without a request, for a namespace that is no DNS label or a
@@ -115,6 +117,10 @@ class ClaimCache final : public ClaimLookup, private EventHandler {
     uint64_t fetches_ended = 0;
   };
   std::map<std::string, Waiting> waiting_ ABSL_GUARDED_BY(mu_);
+  // Keys a pod on this node names whose last fetch ended without a claim to cache (NotFound, malformed, a name no
+  // claim can have): a Get for one reads the server at once unless a fetch of it is queued again. Bounded by the
+  // pods' claims: a key leaves when it is fetched again or no pod names it.
+  std::set<std::string> fetched_absent_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -1,7 +1,5 @@
 #include "migrate/generic_device_plugin.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "apis/resource_slice.h"
+#include "migrate/plugin_glob.h"
 
 namespace liken::migrate {
 namespace {
@@ -29,12 +28,10 @@ constexpr const char* kVirtualNodes[] = {
 
 constexpr char kDefaultDomain[] = "squat.ai";
 
-// Go's filepath.Match: '*' and '?' never cross '/'.
-bool GlobMatches(const std::string& pattern, const std::string& path) {
-  return ::fnmatch(pattern.c_str(), path.c_str(), FNM_PATHNAME) == 0;
-}
+// Whether the plugin's glob of `pattern` (cleaned, as PlanGroup leaves it) finds `path`.
+bool GlobMatches(const std::string& pattern, const std::string& path) { return PluginGlobFinds(pattern, path); }
 
-bool HasGlob(const std::string& pattern) { return pattern.find_first_of("*?[") != std::string::npos; }
+bool HasGlob(const std::string& pattern) { return PluginGlobHasMeta(pattern); }
 
 // Paths udev makes as links: by-id, by-path and the like.
 bool IsUdevLinkPath(const std::string& path) {
@@ -166,7 +163,6 @@ struct NodeIndex {
   // The entries a glob finds here, sorted as Go sorts them: a node, a link, or a directory above them.
   std::vector<std::string> Entries(const std::string& pattern) const {
     std::set<std::string> out;
-    if (!pattern.empty() && pattern.back() == '/') return {};  // the plugin's fs.Glob finds nothing there
     for (const auto& u : universe) {
       if (GlobMatches(pattern, u)) {
         out.insert(u);
@@ -243,9 +239,6 @@ void AddUnique(std::vector<const PublishedDevice*>* v, const PublishedDevice* d)
 
 // Why nothing here matches `pattern`.
 std::string NoMatchReason(const std::string& pattern, const NodeIndex& index) {
-  if (!pattern.empty() && pattern.back() == '/') {
-    return absl::StrCat("the plugin finds nothing at ", pattern, ": a path that ends in '/' names no file");
-  }
   if (IsUdevLinkPath(pattern)) {
     if (!index.node->links_unknown.empty()) {
       return absl::StrCat(pattern, " is a udev link, and ", index.node->links_unknown);
@@ -393,6 +386,35 @@ NodeResult PlanUsbGroup(const PluginGroup& group, const NodeIndex& index) {
   for (const auto& m : missing) {
     r.notes.push_back(absl::StrCat("usb ", m, ": no published device here; the plugin's unit holds the others"));
   }
+  // One physical device that liken publishes as several interfaces (a webcam's video and audio, an FT2232's two
+  // ports): the plugin gave the whole device, through its usbfs node, to one pod; a claim for the extended resource
+  // gets one interface, and another claim may hold another interface, with the same usbfs node, at once.
+  std::map<std::string, std::vector<const PublishedDevice*>> interfaces;  // address -> published devices
+  for (const auto* d : r.named) interfaces[StringAttribute(*d, "address").value_or(d->name)].push_back(d);
+  for (const auto& [address, devices] : interfaces) {
+    if (devices.size() < 2) continue;
+    std::set<std::string> usbfs;
+    std::vector<std::string> parts;
+    for (const auto* d : devices) {
+      std::vector<std::string> own;
+      for (const auto& n : d->nodes) {
+        if (absl::StartsWith(n.path, "/dev/bus/usb/")) {
+          usbfs.insert(n.path);
+        } else {
+          own.push_back(n.path);
+        }
+      }
+      parts.push_back(absl::StrCat(d->name, own.empty() ? "" : absl::StrCat(" (", absl::StrJoin(own, " "), ")")));
+    }
+    r.reason = absl::StrCat(
+        "the plugin gave the whole USB device at ", address,
+        usbfs.empty() ? "" : absl::StrCat(" (its usbfs node ", absl::StrJoin(usbfs, " "), ")"),
+        " to one pod; liken publishes its ", devices.size(), " interfaces as devices: ", absl::StrJoin(parts, ", "),
+        ". A claim for the extended resource gets one of them, and another claim may hold another interface of the "
+        "same device, usbfs node included, at once; to keep the device whole, claim it with a ResourceClaim that has "
+        "one request per interface and a matchAttribute constraint on liken.sh/address");
+    return r;
+  }
   if (addresses.size() > 1) {
     std::vector<std::string> a(addresses.begin(), addresses.end());
     if (specs_matched > 1) {
@@ -492,13 +514,34 @@ struct Planned {
   std::vector<Selector> selectors;
 };
 
+// The group with each path as the plugin globs it (cleaned: "/dev/snd/" is "/dev/snd"), a note where that is not
+// the text, and a refusal where the plugin's glob fails on a path.
+PluginGroup AsThePluginGlobs(const PluginGroup& written, const std::string& resource) {
+  PluginGroup group = written;
+  for (auto& p : group.paths) {
+    auto pattern = PluginGlobPattern(p.path);
+    if (!pattern.ok()) {
+      if (group.refusal.empty()) {
+        group.refusal = absl::StrCat("the plugin cannot glob ", p.path, " (", pattern.status().message(),
+                                     "): it fails to discover the devices of ", resource, ", every group");
+      }
+      continue;
+    }
+    if (*pattern != p.path) {
+      group.notes.push_back(absl::StrCat("the plugin reads ", p.path, " as ", *pattern));
+      p.path = *pattern;
+    }
+  }
+  return group;
+}
+
 Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIndex>& indexes, bool several) {
-  const PluginGroup& group = device.groups[g];
+  const PluginGroup group = AsThePluginGlobs(device.groups[g], device.name);
   Planned planned;
   GroupOutcome& out = planned.outcome;
   out.resource = device.name;
   out.index = g;
-  out.what = GroupInWords(group);
+  out.what = GroupInWords(device.groups[g]);
   out.reason = GroupRefusal(group);
   out.notes = group.notes;  // how the plugin reads what was written matters most when nothing moves
   if (!out.reason.empty()) return planned;
@@ -525,9 +568,26 @@ Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIn
   bool force_serial = false, force_address = false;
   for (const auto& u : group.usb) force_serial = force_serial || !u.serial.empty();
   for (const auto& p : group.paths) {
-    // One link names one adapter (by-id: its serial) or one port (by-path); a glob over links names any of them.
-    force_serial = force_serial || (absl::StrContains(p.path, "/by-id/") && !HasGlob(p.path));
+    // One by-path link names one port; a glob over links names any of them.
     force_address = force_address || (absl::StrContains(p.path, "/by-path/") && !HasGlob(p.path));
+  }
+  // Per node, the devices an exact path names by an identity of its own: a by-id link (the adapter's serial is in its
+  // name: pinned by serial, or refused where the device publishes none) and a kernel name such as /dev/ttyUSB0
+  // (nothing keeps it: pinned to the address of the device that had it, with a note every time).
+  std::vector<std::map<const PublishedDevice*, std::string>> by_id(indexes.size()), kernel_name(indexes.size());
+  for (size_t n = 0; n < indexes.size(); ++n) {
+    if (!results[n].moves) continue;
+    const NodeIndex& index = indexes[n];
+    for (const auto& p : group.paths) {
+      if (HasGlob(p.path)) continue;
+      auto link = index.node->links.find(p.path);
+      const bool is_link = link != index.node->links.end() && !index.delivering.count(p.path);
+      if (absl::StrContains(p.path, "/by-id/") && is_link) {
+        for (const auto* d : index.DevicesOf(p.path)) by_id[n].emplace(d, p.path);
+      } else if (!is_link && !IsUdevLinkPath(p.path) && index.delivering.count(p.path)) {
+        for (const auto* d : index.delivering.at(p.path)) kernel_name[n].emplace(d, p.path);
+      }
+    }
   }
   auto outsider = [&](const Selector& s) -> std::optional<std::pair<size_t, const PublishedDevice*>> {
     for (size_t m = 0; m < indexes.size(); ++m) {
@@ -540,12 +600,33 @@ Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIn
     return std::nullopt;
   };
   auto node_name = [&](size_t n) { return indexes[n].node->node.empty() ? std::string("this node") : indexes[n].node->node; };
+  std::vector<std::string> pin_notes;
   for (size_t n = 0; n < indexes.size(); ++n) {
     if (!results[n].moves) continue;
+    const std::string where = several ? absl::StrCat(" on ", node_name(n)) : " here";
     for (const auto* d : results[n].moved) {
       Selector s = Selector::Of(*d);
-      s.pin_serial = force_serial && s.serial.has_value();
+      if (auto link = by_id[n].find(d); link != by_id[n].end() && !s.serial) {
+        out.reason = absl::StrCat(
+            "udev link ", link->second, " names ", d->name, where,
+            ", which publishes no serial (the device has none, or one over 64 bytes): the link's name is the "
+            "adapter's identity and no attribute holds it, so a class would select every adapter of its model; "
+            "keep the plugin for it, or name the adapter by USB ID and a serial it publishes");
+        out.nodes.clear();
+        planned.selectors.clear();
+        return planned;
+      }
+      s.pin_serial = (force_serial || by_id[n].count(d)) && s.serial.has_value();
       s.pin_address = force_address && s.address.has_value();
+      if (auto name = kernel_name[n].find(d); name != kernel_name[n].end()) {
+        s.pin_address = s.address.has_value();
+        pin_notes.push_back(
+            s.address ? absl::StrCat(name->second, " is a kernel name, which no device keeps: the class selects the "
+                                     "device that had it", where, " (", d->name, ", address ", *s.address,
+                                     "), not one that takes the name later or elsewhere")
+                      : absl::StrCat(name->second, " is a kernel name, which no device keeps, and ", d->name,
+                                     " publishes no address to pin: the class selects any device like it"));
+      }
       auto o = outsider(s);
       if (o && !s.pin_address && s.address) {
         s.pin_address = true;
@@ -572,6 +653,9 @@ Planned PlanGroup(const PluginDevice& device, size_t g, const std::vector<NodeIn
   }
   out.notes.clear();
   for (const auto& note : GroupNotes(group)) out.notes.push_back(note);
+  for (const auto& note : pin_notes) {
+    if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) out.notes.push_back(note);
+  }
   for (size_t n = 0; n < indexes.size(); ++n) {
     NodeOutcome no;
     no.node = indexes[n].node->node;

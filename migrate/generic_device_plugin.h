@@ -122,10 +122,12 @@ struct MigrationOptions {
 
 // Matches every group of `config` against each node's published devices and writes the plan. A class's CEL
 // selects each delivering device by vendor, product, subsystem and the GPU halves' renderNode/displayNode, pins
-// it by serial where the group names a serial (a `usb` serial or a by-id link) and by address where it names a
-// port (a by-path link), and adds the address or serial wherever those attributes would also select a device, on
-// any of the nodes, that the group does not name; a group whose devices cannot be told apart from one it does
-// not name is refused. InvalidArgument for a domain or name that cannot make a class or resource name, or no
+// it by serial where the group names a serial (a `usb` serial or a by-id link; a by-id link to a device that
+// publishes no serial is refused), by address where it names a port (a by-path link) or a kernel name (an exact
+// node such as /dev/ttyUSB0: the device that had it, with a note), and adds the address or serial wherever those
+// attributes would also select a device, on any of the nodes, that the group does not name; a group whose devices
+// cannot be told apart from one it does not name is refused, and so is a `usb` group naming a device published as
+// several interfaces. Paths are found as the plugin finds them (plugin_glob.h). InvalidArgument for a domain or name that cannot make a class or resource name, or no
 // nodes. Thread-safe.
 absl::StatusOr<MigrationPlan> PlanMigration(const PluginConfig& config, const std::vector<NodeDevices>& nodes,
                                             const MigrationOptions& options);

@@ -5,11 +5,13 @@ through another library, and no others: links equal includes.
 
 Usage: include_floors_test.py [--quiet] [--folders A,B,...] SOURCE_ROOT, or --self-test (a made-up tree with
 known faults). --folders names the folders the build adds; one without a floor here is an error.
-Prints each include that goes up or sideways (a folder on the same floor or above, or test/ from product code)
-with its file and line, each included folder that the folder's CMakeLists.txt does not link, and each linked
+Prints each include that goes up or sideways (a folder on the same floor or above, or test/ from product code),
+in either form ("controller/x.h", <controller/x.h>, and "../controller/x.h", which the compiler finds beside the
+including file), and each quoted include that climbs out of the source tree, with its file and line, each included folder that the folder's CMakeLists.txt does not link, and each linked
 folder that none of its files includes, and exits 1 when there is one. Every build runs it before compiling a
 folder's target (cmake/floors.cmake); ctest runs it as `include_floors`.
 """
+import os
 import pathlib
 import re
 import sys
@@ -29,7 +31,35 @@ FLOORS = {
     "kubelet": 6,
     "cmd": 7,
 }
-INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"/]+)/')
+# Both forms: "..." (searched beside the including file first, then the include directories) and <...> (the
+# include directories only).
+INCLUDE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<([^>]+)>)')
+OUTSIDE = "(outside the source tree)"
+
+
+def included_folder(root, path, line):
+    """The top-level folder of the source tree that an #include line names, or None (a system header, or a file of
+    the including file's own folder found beside it). A quoted include is found beside the including file first, so
+    "../controller/x.h" from discovery/ opens controller/x.h: it is resolved as the compiler resolves it. One that
+    climbs out of the source tree gives OUTSIDE."""
+    match = INCLUDE.match(line)
+    if match is None:
+        return None
+    quoted, angled = match.group(1), match.group(2)
+    name = quoted if quoted is not None else angled
+    if quoted is not None:
+        beside = pathlib.Path(os.path.normpath(path.parent / name))
+        parts = pathlib.PurePosixPath(name).parts
+        if ".." in parts or beside.exists():
+            try:
+                relative = beside.relative_to(root)
+            except ValueError:
+                return OUTSIDE
+            return relative.parts[0] if len(relative.parts) > 1 else None
+    parts = pathlib.PurePosixPath(os.path.normpath(name)).parts
+    if not parts or parts[0] == "..":
+        return OUTSIDE if parts else None
+    return parts[0] if len(parts) > 1 and (parts[0] in FLOORS or parts[0] == "test") else None
 LINK = re.compile(r"target_link_libraries\s*\(([^)]*)\)", re.S)
 FOREACH = re.compile(r"foreach\s*\(([^)]*)\)", re.S)
 
@@ -40,9 +70,9 @@ def included_folders(root, folder):
     for path in (root / folder).rglob("*"):
         if path.suffix in (".h", ".cc", ".hpp", ".cpp"):
             for line in path.read_text(errors="replace").splitlines():
-                match = INCLUDE.match(line)
-                if match is not None and match.group(1) in FLOORS and match.group(1) != folder:
-                    found.add(match.group(1))
+                included = included_folder(root, path, line)
+                if included in FLOORS and included != folder:
+                    found.add(included)
     return found
 
 
@@ -82,11 +112,12 @@ def violations(root):
             if path.suffix not in (".h", ".cc", ".hpp", ".cpp"):
                 continue
             for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-                match = INCLUDE.match(line)
-                if match is None:
+                included = included_folder(root, path, line)
+                if included is None or included == folder:
                     continue
-                included = match.group(1)
-                if included == folder:
+                if included == OUTSIDE:
+                    yield (f"{path.relative_to(root)}:{number}: {folder}/ includes a file outside the source tree: "
+                           f"{line.strip()}")
                     continue
                 if included == "test" or (included in FLOORS and FLOORS[included] >= floor):
                     where = FLOORS.get(included, "tests")
@@ -112,6 +143,14 @@ def self_test():
             "cdi/CMakeLists.txt": "target_link_libraries(liken_cdi PUBLIC liken_discovery)\n",
             "informers/client.cc": '#include "test/informers/fake.h"\n',
             "migrate/plugin.cc": '#include "discovery/scan.h"\n',
+            # A quoted include is found beside the file first: "../" reaches any folder, and so does <folder/...>.
+            "kubelet/CMakeLists.txt": "target_link_libraries(liken_kubelet PUBLIC liken_nodestate)\n",
+            "nodestate/devices.h": '#pragma once\n',
+            "kubelet/plugin.cc": ('#include "../controller/pass.h"\n#include <controller/pass.h>\n'
+                                  '#include "../nodestate/devices.h"\n#include <vector>\n#include "plugin.h"\n'
+                                  '#include "../../outside.h"\n'),
+            "kubelet/plugin.h": '#pragma once\n#include "./plugin_impl.h"\n#include <kubelet/plugin_impl.h>\n',
+            "controller/pass.h": "#pragma once\n",
             "migrate/CMakeLists.txt": "target_link_libraries(liken_migrate PUBLIC liken_discovery liken_apis)\n",
         }
         for name, text in files.items():
@@ -123,6 +162,10 @@ def self_test():
             "informers/client.cc:1: informers/ (floor 4) includes test/ (floor tests)",
             "discovery/CMakeLists.txt: discovery/ includes controller/ but links no liken_controller",
             "migrate/CMakeLists.txt: links liken_apis but no file of migrate/ includes apis/",
+            'kubelet/plugin.cc:1: kubelet/ (floor 6) includes controller/ (floor 6): #include "../controller/pass.h"',
+            "kubelet/plugin.cc:2: kubelet/ (floor 6) includes controller/ (floor 6): #include <controller/pass.h>",
+            'kubelet/plugin.cc:6: kubelet/ includes a file outside the source tree: #include "../../outside.h"',
+            "kubelet/CMakeLists.txt: kubelet/ includes controller/ but links no liken_controller",
         ]
         return self_test_report.report(found, expected, "fault", lambda f, e: f.startswith(e))
 

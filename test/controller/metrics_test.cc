@@ -33,7 +33,8 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
            "liken_unprepare_total{result=\"success\"} 0", "liken_prepare_duration_seconds_count 0",
            "liken_unprepare_duration_seconds_count 0", "liken_prepared_claims 0", "liken_unhealthy_claimed_devices 0",
            "liken_runtime_cdi{state=\"enabled\"} 0", "liken_runtime_cdi{state=\"disabled\"} 0",
-           "liken_runtime_cdi{state=\"unknown\"} 0", "liken_cdi_refreshes_total 0",
+           "liken_runtime_cdi{state=\"unknown\"} 0", "liken_runtime_cdi{state=\"outside_spec_dirs\"} 0",
+           "liken_cdi_refreshes_total 0",
            "liken_rebind_failures_total 0", "liken_claim_get_fallbacks_total 0"}) {
     EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
   }

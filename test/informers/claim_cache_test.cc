@@ -299,6 +299,40 @@ TEST_F(ClaimCacheFetchRaceTest, TheWaitForAFetchIsBoundedAndEndsWhenTheCacheStop
   EXPECT_EQ(observer_.fallbacks, 1);
 }
 
+// A pod names a claim the server does not have: the worker's fetch found nothing (NotFound) and nothing is queued.
+// A prepare then reads the server at once instead of waiting out the fetch bound for a fetch that will not come
+// (before, it waited the whole bound: the cache had no copy, read as "the pod's event is being handled").
+TEST_F(ClaimCacheTest, AClaimWhoseFetchFoundNothingIsReadAtOnce) {
+  server_.Upsert("resourceclaims", Claim("present"));
+  server_.Upsert("pods", PodWithClaims("p1", "node-a", "missing"));
+  cache_->Start();
+  ASSERT_TRUE(cache_->WaitForSync());
+  // One worker takes keys in order: once the later pod's claim is cached, the fetch of "missing" has ended.
+  server_.Upsert("pods", PodWithClaims("p2", "node-a", "present"));
+  DriveUntil(&clock_, [&] { return Cached("ns1/present"); });
+  const std::string path = ResourceClaimPath("ns1", "missing");
+  ASSERT_EQ(server_.CountRequests(path, false), 1) << "the worker fetched it once";
+  const int clock_waiters = clock_.waiters();
+  BackgroundGet prepare(cache_.get(), "missing");
+  // Until the prepare either answers or waits on the clock.
+  while (!prepare.done() && clock_.waiters() <= clock_waiters) std::this_thread::yield();
+  const bool answered_without_waiting = prepare.done();
+  if (!answered_without_waiting) clock_.Advance(ClaimCache::kDefaultFetchWait);  // lets today's wait end
+  const auto& got = prepare.Join();
+  EXPECT_TRUE(answered_without_waiting) << "the prepare waited for a fetch that nothing had queued";
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kNotFound) << got.status();
+  EXPECT_EQ(observer_.fallbacks, 1);
+  EXPECT_EQ(server_.CountRequests(path, false), 2);
+  // The claim appears and a pod update queues its fetch again: a prepare then waits for that fetch, as before.
+  server_.Upsert("resourceclaims", Claim("missing"));
+  server_.Upsert("pods", PodWithClaims("p3", "node-a", "missing"));
+  DriveUntil(&clock_, [&] { return Cached("ns1/missing"); });
+  auto again = cache_->Get("ns1", "missing", "");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(observer_.fallbacks, 1) << "served from the cache";
+  cache_->Stop();
+}
+
 TEST_F(ClaimCacheTest, MissFallsBackToOneGet) {
   server_.Upsert("resourceclaims", Claim("late"));
   cache_->Start();

@@ -53,6 +53,53 @@ TEST(JudgeRuntimeCdiTest, ContainerdWithoutTheSettingIsJudgedByVersion) {
   EXPECT_EQ(JudgeRuntimeCdi("containerd", "v1.7.27", {{"config", "not json"}}).state, RuntimeCdiState::kUnknown);
 }
 
+// CDI on is not enough: the runtime must read specs from the driver's --cdi-root. containerd's status shows its
+// cdi_spec_dirs as cdiSpecDirs (1.7 and 2.x marshal the CRI configuration so); the default is /etc/cdi and
+// /var/run/cdi. Before, each of these said "enabled" while every pod with a claim failed.
+TEST(JudgeRuntimeCdiTest, TheRuntimesCdiSpecDirsMustHoldTheCdiRoot) {
+  const auto containerd = [](const std::string& dirs, const std::string& cdi_root) {
+    return JudgeRuntimeCdi("containerd", "v1.7.27",
+                           ContainerdInfo(absl::StrCat(R"("enableCDI":true,)", dirs)), {.cdi_root = cdi_root});
+  };
+  RuntimeCdi elsewhere = containerd(R"("cdiSpecDirs":["/etc/cdi"],)", "/var/run/cdi");
+  EXPECT_EQ(elsewhere.state, RuntimeCdiState::kOutsideSpecDirs);
+  EXPECT_EQ(elsewhere.spec_dirs, std::vector<std::string>{"/etc/cdi"});
+  EXPECT_EQ(elsewhere.reason,
+            "its CRI configuration has enable_cdi on; but it reads CDI specs from /etc/cdi, not from the driver's "
+            "--cdi-root /var/run/cdi: every pod with a claim fails with 'unresolvable CDI devices'. Add /var/run/cdi "
+            "to cdi_spec_dirs in its CRI plugin section and restart the runtime, or set the chart's cdiRoot to one of "
+            "them");
+  EXPECT_STREQ(RuntimeCdiStateName(elsewhere.state), "outside_spec_dirs");
+  // A --cdi-root the default directories do not hold.
+  RuntimeCdi custom_root = containerd("", "/opt/liken/cdi");
+  EXPECT_EQ(custom_root.state, RuntimeCdiState::kOutsideSpecDirs);
+  EXPECT_NE(custom_root.reason.find("from /etc/cdi, /var/run/cdi (its default: its status does not show cdi_spec_dirs"),
+            std::string::npos)
+      << custom_root.reason;
+  // Held: the default, a configured list, /run for /var/run, a trailing '/'.
+  EXPECT_EQ(containerd("", "/var/run/cdi").state, RuntimeCdiState::kEnabled);
+  EXPECT_EQ(containerd(R"("cdiSpecDirs":["/etc/cdi","/opt/liken/cdi/"],)", "/opt/liken/cdi").state,
+            RuntimeCdiState::kEnabled);
+  RuntimeCdi run = containerd(R"("cdiSpecDirs":["/run/cdi"],)", "/var/run/cdi");
+  EXPECT_EQ(run.state, RuntimeCdiState::kEnabled);
+  EXPECT_EQ(run.reason, "its CRI configuration has enable_cdi on; it reads CDI specs from /run/cdi, the driver's "
+                        "--cdi-root among them");
+  // containerd 2.x, on by default, with its directories elsewhere.
+  EXPECT_EQ(JudgeRuntimeCdi("containerd", "v2.1.4", ContainerdInfo(R"("cdiSpecDirs":["/etc/cdi"],)"),
+                            {.cdi_root = "/var/run/cdi"})
+                .state,
+            RuntimeCdiState::kOutsideSpecDirs);
+  // CDI off stays off, whatever the directories.
+  EXPECT_EQ(JudgeRuntimeCdi("containerd", "v1.7.27", ContainerdInfo(R"("enableCDI":false,"cdiSpecDirs":["/etc/cdi"],)")).state,
+            RuntimeCdiState::kDisabled);
+  // CRI-O: its cdi_spec_dirs where a status value shows them, else its default.
+  EXPECT_EQ(JudgeRuntimeCdi("cri-o", "1.33.2", {{"config", R"({"crio":{"runtime":{"cdi_spec_dirs":["/etc/cdi"]}}})"}},
+                            {.cdi_root = "/var/run/cdi"})
+                .state,
+            RuntimeCdiState::kOutsideSpecDirs);
+  EXPECT_EQ(JudgeRuntimeCdi("cri-o", "1.33.2", {}, {.cdi_root = "/var/run/cdi"}).state, RuntimeCdiState::kEnabled);
+}
+
 TEST(JudgeRuntimeCdiTest, CriOAndOthers) {
   EXPECT_EQ(JudgeRuntimeCdi("cri-o", "1.33.2", {}).state, RuntimeCdiState::kEnabled);
   EXPECT_EQ(JudgeRuntimeCdi("cri-o", "1.22.0", {}).state, RuntimeCdiState::kUnknown);

@@ -356,15 +356,47 @@ spec:
 )");
 }
 
-TEST(PlanMigrationTest, AnExactPathPinsTheAddressOnlyWhenATwinWouldMatchToo) {
+// A kernel name (/dev/ttyUSB1, /dev/dri/renderD128) belongs to whichever device the kernel gives it: the class pins
+// the device that had it, every time, and says so; before, only when a twin was on the nodes given.
+TEST(PlanMigrationTest, AnExactKernelNameIsPinnedToTheDeviceThatHadItEveryTime) {
   MigrationPlan twin = Plan(R"({"name": "port1", "groups": [{"paths": [{"path": "/dev/ttyUSB1"}]}]})");
   ASSERT_TRUE(twin.groups[0].moves);
   EXPECT_THAT(Cel(twin), HasSubstr("device.attributes[\"liken.sh\"].address == \"1-2\""));
   EXPECT_THAT(Cel(twin), Not(HasSubstr("serial")));
+  EXPECT_THAT(twin.groups[0].notes,
+              Contains("/dev/ttyUSB1 is a kernel name, which no device keeps: the class selects the device that had "
+                       "it here (usb-1-2-1-0, address 1-2), not one that takes the name later or elsewhere"));
   MigrationPlan unique = Plan(R"({"name": "card", "groups": [{"paths": [{"path": "/dev/dri/renderD128"}]}]})");
   ASSERT_TRUE(unique.groups[0].moves);
-  EXPECT_THAT(Cel(unique), Not(HasSubstr("address")));
-  EXPECT_THAT(Cel(unique), HasSubstr("has(device.attributes[\"liken.sh\"].renderNode) && device.attributes[\"liken.sh\"].renderNode)"));
+  EXPECT_THAT(Cel(unique), HasSubstr("address == \"0000:00:02.0\"")) << "no twin here, pinned all the same";
+  EXPECT_THAT(Cel(unique), HasSubstr("has(device.attributes[\"liken.sh\"].renderNode) && device.attributes[\"liken.sh\"].renderNode &&"));
+  EXPECT_THAT(unique.groups[0].notes, Contains(HasSubstr("/dev/dri/renderD128 is a kernel name, which no device keeps")));
+  // A glob names no one device: no pin, no note.
+  MigrationPlan glob = Plan(R"({"name": "render", "groups": [{"paths": [{"path": "/dev/dri/renderD*"}]}]})");
+  EXPECT_THAT(Cel(glob), Not(HasSubstr("address")));
+  EXPECT_THAT(glob.groups[0].notes, Not(Contains(HasSubstr("kernel name"))));
+}
+
+// A by-id link names one adapter by the serial in its name: pinned by that serial, or refused where the device
+// publishes none (before, the pin was dropped without a word and the class selected every adapter of the model).
+TEST(PlanMigrationTest, AByIdLinkToADeviceWithoutASerialIsRefused) {
+  NodeDevices node = Here();
+  PublishedDevice no_serial = Ftdi("1-3", 2, 5, "");
+  no_serial.attributes.erase("liken.sh/serial");  // none, or one over 64 bytes: left out of the slice
+  node.published.push_back(no_serial);
+  node.links["/dev/serial/by-id/usb-FTDI_FT232R_USB_UART_0123456789012345678901234567890123456789012345678901234567890123456789-if00-port0"] =
+      "/dev/ttyUSB2";
+  MigrationPlan plan = Plan(R"(
+- {name: long, groups: [{paths: [{path: "/dev/serial/by-id/usb-FTDI_FT232R_USB_UART_0123456789012345678901234567890123456789012345678901234567890123456789-if00-port0"}]}]}
+- {name: short, groups: [{paths: [{path: /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_B2-if00-port0}]}]}
+)", {}, {node});
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_FALSE(plan.groups[0].moves);
+  EXPECT_THAT(plan.groups[0].reason, HasSubstr("names usb-1-3-1-0 here, which publishes no serial"));
+  EXPECT_THAT(plan.groups[0].reason, HasSubstr("a class would select every adapter of its model"));
+  ASSERT_TRUE(plan.groups[1].moves) << plan.groups[1].reason;
+  EXPECT_THAT(Cel(plan), HasSubstr("serial == \"B2\""));
+  EXPECT_THAT(Cel(plan), Not(HasSubstr("1-3")));
 }
 
 TEST(PlanMigrationTest, AGroupOfExactPathsOfOneDeviceIsPinnedWhenATwinWouldMatch) {
@@ -433,6 +465,89 @@ TEST(PlanMigrationTest, UdevLinksResolveToTheNodeTheyNameAndPinWhatTheyName) {
   EXPECT_EQ(u.groups[0].nodes[0].reason, "/dev/serial/by-id/x is a udev link, and this node's report lists no udev links");
 }
 
+// The plugin's glob (filepath.Rel, then fs.Glob with Go's path.Match), one test per way it differs from fnmatch(3),
+// which the plan used before; testdata/plugin_glob_cases.tsv holds the same forms, checked against the plugin.
+TEST(PlanMigrationTest, ABangInAClassIsAnOrdinaryCharacterAsThePluginReadsIt) {
+  // The class holds '!' and '0': the plugin finds /dev/ttyUSB0 only (fnmatch negated it: /dev/ttyUSB1).
+  MigrationPlan plan = Plan(R"({"name": "bang", "groups": [{"paths": [{"path": "/dev/ttyUSB[!0]"}]}]})");
+  ASSERT_TRUE(plan.groups[0].moves) << plan.groups[0].reason;
+  EXPECT_EQ(plan.groups[0].devices, std::vector<std::string>{"usb-1-1-1-0"});
+  EXPECT_THAT(Cel(plan), HasSubstr("address == \"1-1\""));
+}
+
+TEST(PlanMigrationTest, ACaretNegatesAClassAsThePluginReadsIt) {
+  MigrationPlan plan = Plan(R"({"name": "caret", "groups": [{"paths": [{"path": "/dev/ttyUSB[^0]"}]}]})");
+  ASSERT_TRUE(plan.groups[0].moves) << plan.groups[0].reason;
+  EXPECT_EQ(plan.groups[0].devices, std::vector<std::string>{"usb-1-2-1-0"});
+}
+
+TEST(PlanMigrationTest, ATrailingSlashIsCleanedAsThePluginCleansIt) {
+  // Before: refused, "a path that ends in '/' names no file"; the plugin gives the directory.
+  MigrationPlan plan = Plan(R"({"name": "snd", "groups": [{"paths": [{"path": "/dev/snd/"}]}]})");
+  ASSERT_TRUE(plan.groups[0].moves) << plan.groups[0].reason;
+  EXPECT_THAT(plan.groups[0].notes, Contains("the plugin reads /dev/snd/ as /dev/snd"));
+  EXPECT_THAT(plan.groups[0].notes, Contains(HasSubstr("the plugin gave /dev/snd as one unit, which holds 3 devices")));
+  EXPECT_EQ(plan.groups[0].what, "/dev/snd/") << "the group is named as written";
+}
+
+TEST(PlanMigrationTest, DoubleSlashesAndDotsAreCleanedAsThePluginCleansThem) {
+  MigrationPlan plan = Plan(R"(
+- {name: double, groups: [{paths: [{path: "/dev//dri/renderD128"}]}]}
+- {name: dots, groups: [{paths: [{path: "/dev/./snd/../dri/renderD128"}]}]}
+)");
+  for (const auto& g : plan.groups) {
+    ASSERT_TRUE(g.moves) << g.resource << ": " << g.reason;
+    EXPECT_EQ(g.devices, std::vector<std::string>{"pci-0000-00-02-0"}) << g.resource;
+  }
+  EXPECT_THAT(plan.groups[0].notes, Contains("the plugin reads /dev//dri/renderD128 as /dev/dri/renderD128"));
+}
+
+TEST(PlanMigrationTest, APatternThePluginCannotGlobIsRefusedWithItsError) {
+  // fnmatch read each of these as something; the plugin's glob fails on them, and with it the resource's discovery.
+  MigrationPlan plan = Plan(R"(
+- {name: empty-class, groups: [{paths: [{path: "/dev/ttyUSB[]0]"}]}]}
+- {name: open-class, groups: [{paths: [{path: "/dev/ttyUSB[0-"}]}]}
+- {name: backslash, groups: [{paths: [{path: "/dev/ttyUSB0\\"}]}]}
+)");
+  ASSERT_EQ(plan.groups.size(), 3u);
+  for (const auto& g : plan.groups) {
+    EXPECT_FALSE(g.moves) << g.resource;
+    EXPECT_THAT(g.reason, HasSubstr("the plugin cannot glob")) << g.resource;
+    EXPECT_THAT(g.reason, HasSubstr("syntax error in pattern")) << g.resource;
+    EXPECT_THAT(g.reason, HasSubstr("it fails to discover the devices of " + g.resource)) << g.resource;
+  }
+  EXPECT_EQ(Cel(plan), "");
+}
+
+// A USB ID naming one device that liken publishes as several interfaces: the plugin gave the whole device to one pod,
+// a claim would get one interface (and another claim the other, usbfs node included): refused, with what each gets.
+TEST(PlanMigrationTest, AUsbGroupOfADeviceWithSeveralInterfacesIsRefusedWithWhatEachGets) {
+  NodeDevices node = Here();
+  auto webcam = [](const std::string& interface, std::vector<std::string> nodes) {
+    nodes.insert(nodes.begin(), "/dev/bus/usb/001/005");
+    return Device("usb-1-5-1-" + interface, nodes,
+                  {{"bus", std::string("usb")}, {"vendor", std::string("04f2")}, {"product", std::string("b5ce")},
+                   {"address", std::string("1-5")}});
+  };
+  node.published.push_back(webcam("0", {"/dev/video0", "/dev/video1"}));
+  node.published.push_back(webcam("2", {"/dev/snd/controlC1", "/dev/snd/pcmC1D0c"}));
+  MigrationPlan plan = Plan(R"(
+- {name: webcam, groups: [{usb: [{vendor: "04f2", product: "b5ce"}]}]}
+- {name: ftdi, groups: [{usb: [{vendor: "0403", product: "6001", serial: A1}]}]}
+)", {}, {node});
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_FALSE(plan.groups[0].moves);
+  EXPECT_EQ(plan.groups[0].nodes[0].reason,
+            "the plugin gave the whole USB device at 1-5 (its usbfs node /dev/bus/usb/001/005) to one pod; liken "
+            "publishes its 2 interfaces as devices: usb-1-5-1-0 (/dev/video0 /dev/video1), usb-1-5-1-2 "
+            "(/dev/snd/controlC1 /dev/snd/pcmC1D0c). A claim for the extended resource gets one of them, and another "
+            "claim may hold another interface of the same device, usbfs node included, at once; to keep the device "
+            "whole, claim it with a ResourceClaim that has one request per interface and a matchAttribute constraint "
+            "on liken.sh/address");
+  EXPECT_THAT(Cel(plan), Not(HasSubstr("04f2")));
+  EXPECT_TRUE(plan.groups[1].moves) << "a device published as one interface moves as before";
+}
+
 TEST(PlanMigrationTest, MountsAndUnknownTypesCannotMove) {
   MigrationPlan plan = Plan(R"(
 - {name: input, groups: [{paths: [{path: /dev/input, type: Mount, readOnly: true}]}]}
@@ -463,6 +578,7 @@ TEST(PlanMigrationTest, EveryChangeOfMeaningHasItsNote) {
                           "writable (rwm)",
                           HasSubstr("readOnly on /dev/dri/renderD128 is not kept"),
                           HasSubstr("limit 3 on /dev/dri/renderD128 is not kept"),
+                          HasSubstr("/dev/dri/renderD128 is a kernel name, which no device keeps"),
                           "count 1 made it exclusive in the plugin; pci-0000-00-02-0 is shareable, so any number of "
                           "claims hold it at once"));
 }
