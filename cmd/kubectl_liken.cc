@@ -31,6 +31,8 @@ constexpr char kDescription[] =
     "                                    (vendor:product serial), shared or exclusive, taints, held by claim -> pods\n"
     "  kubectl liken claims              each claim with liken devices (or waiting for one): state, node,\n"
     "                                    devices, their health (status.devices), pods and how many run\n"
+    "  kubectl liken claims -A --held --exit-code   before helm uninstall: the claims reserved for pods\n"
+    "                                    (exit 3 when there is any; 0 when none)\n"
     "  kubectl liken why CLAIM|POD       why a claim waits: the scheduler's words, the selectors as written,\n"
     "                                    the free liken devices with the attributes the selectors read\n";
 
@@ -87,6 +89,11 @@ int main(int argc, char** argv) {
 
   CLI::App* claims = app.add_subcommand("claims", "the claims with liken devices, or waiting for one");
   global(claims);
+  bool held_only = false;
+  bool exit_code = false;
+  claims->add_flag("--held", held_only, "only claims whose liken devices are reserved for pods (the ones a "
+                   "node's driver must unprepare: check before helm uninstall)");
+  claims->add_flag("--exit-code", exit_code, "exit 3 when any claim is listed (0 when none)");
 
   CLI::App* why = app.add_subcommand("why", "why a claim (or a pod's claims) waits");
   global(why);
@@ -139,13 +146,24 @@ int main(int argc, char** argv) {
   if (!snapshot.ok()) return Fail(snapshot.status());
   liken::clusterview::ClusterIndex index(*snapshot);
 
+  const bool table = *format == OutputFormat::kTable || *format == OutputFormat::kWide;
   if (devices->parsed()) {
-    std::fputs(liken::clusterview::RenderDevices(liken::clusterview::BuildDeviceRows(index, filter), *format).c_str(),
-               stdout);
+    std::vector<liken::clusterview::DeviceRow> rows = liken::clusterview::BuildDeviceRows(index, filter);
+    if (table && rows.empty()) {
+      std::fprintf(stderr, "No liken devices found.\n");  // kubectl's way: nothing on stdout
+    } else {
+      std::fputs(liken::clusterview::RenderDevices(rows, *format).c_str(), stdout);
+    }
   } else if (claims->parsed()) {
-    std::fputs(liken::clusterview::RenderClaims(liken::clusterview::BuildClaimRows(index), *format, g.all_namespaces)
-                   .c_str(),
-               stdout);
+    std::vector<liken::clusterview::ClaimRow> rows = liken::clusterview::BuildClaimRows(index);
+    if (held_only) std::erase_if(rows, [](const auto& row) { return row.state != "reserved"; });
+    if (table && rows.empty()) {
+      std::fprintf(stderr, "No liken claims found%s.\n",
+                   g.all_namespaces ? "" : (" in namespace " + namespace_name).c_str());
+    } else {
+      std::fputs(liken::clusterview::RenderClaims(rows, *format, g.all_namespaces).c_str(), stdout);
+    }
+    if (exit_code && !rows.empty()) return 3;
   } else {
     auto target = liken::clusterview::ResolveWhyTarget(index, namespace_name, why_target);
     if (!target.ok()) return Fail(target.status());

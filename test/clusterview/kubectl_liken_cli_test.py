@@ -145,6 +145,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check_in("claims -A -o yaml", "kind: LikenClaimList", out)
     check("claims -A -o yaml lists five", out.count("\n  - namespace: ") + out.count("\n- namespace: "), 5)
 
+    rc, out, _ = run("claims", "--kubeconfig", config, "-A", "--held", "--exit-code")
+    check("claims --held --exit-code: exit 3 with claims reserved for pods", rc, 3)
+    check("claims --held lists the reserved ones", [l.split()[1] for l in out.splitlines()[1:]],
+          ["kbd", "render-a", "serial"])
+    rc, out, _ = run("claims", "--kubeconfig", config, "--context", "team", "--held", "--exit-code")
+    check("claims --held --exit-code: exit 0 where none is reserved", (rc, out), (0, ""))
+
     rc, out, err = run("why", "big", "--kubeconfig", config)
     check("why exits 0", rc, 0)
     check_in("why quotes the scheduler", "PodScheduled: False Unschedulable: 0/2 nodes are available", out)
