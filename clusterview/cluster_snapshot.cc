@@ -79,9 +79,11 @@ absl::StatusOr<ClusterSnapshot> FetchSnapshot(informers::KubeClient& client, con
     if (!claim.ok()) return Annotate(claim.status(), "a ResourceClaim");
     snapshot.claims.push_back(*std::move(claim));
   }
-  auto pods = ListAll(client, NamespacedPath("/api/v1", scope.namespace_name, "pods"), {}, cancel);
-  if (!pods.ok()) return pods.status();
-  snapshot.pods = *std::move(pods);
+  if (scope.pods) {
+    auto pods = ListAll(client, NamespacedPath("/api/v1", scope.namespace_name, "pods"), {}, cancel);
+    if (!pods.ok()) return pods.status();
+    snapshot.pods = *std::move(pods);
+  }
   if (scope.device_classes) {
     auto classes = ListAll(client, absl::StrCat(kResourceGroupVersion, "/deviceclasses"), {}, cancel);
     if (!classes.ok()) return classes.status();

@@ -28,7 +28,7 @@ inline constexpr size_t kMaxListItems = 100000;
 struct ClusterSnapshot {
   std::vector<apis::ResourceSlice> slices;    // spec.driver == liken.sh only
   std::vector<apis::ResourceClaim> claims;    // of the scope's namespace, or all
-  std::vector<nlohmann::json> pods;           // of the scope's namespace, or all
+  std::vector<nlohmann::json> pods;           // of the scope's namespace, or all; when SnapshotScope::pods
   std::vector<nlohmann::json> device_classes; // when SnapshotScope::device_classes
   std::vector<nlohmann::json> nodes;          // when SnapshotScope::nodes and readable
   std::optional<std::string> nodes_unreadable;  // why the nodes could not be listed (a read-only role may lack it)
@@ -37,6 +37,7 @@ struct ClusterSnapshot {
 // Which objects to read.
 struct SnapshotScope {
   std::string namespace_name;   // empty: every namespace
+  bool pods = true;             // false: no pods read (devices need only the claims' reservedFor)
   bool device_classes = false;
   bool nodes = false;
 };

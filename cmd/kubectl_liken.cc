@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
 
   liken::clusterview::SnapshotScope scope;
   if (claims->parsed() || why->parsed()) scope.namespace_name = g.all_namespaces ? "" : namespace_name;
+  scope.pods = !devices->parsed();
   scope.device_classes = claims->parsed() || why->parsed();
   scope.nodes = why->parsed();
   auto snapshot = liken::clusterview::FetchSnapshot(**client, scope, {});

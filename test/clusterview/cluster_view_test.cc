@@ -257,6 +257,10 @@ TEST(ClusterSnapshotTest, ReadsLikenSlicesOnlyAndNeverWrites) {
   EXPECT_EQ(snapshot->claims.size(), 6u);
   EXPECT_EQ(snapshot->nodes.size(), 3u);
   EXPECT_TRUE(client.Writes().empty());
+  client.ClearRequests();
+  scope.pods = false;
+  ASSERT_TRUE(FetchSnapshot(client, scope, {}).ok());
+  for (const auto& r : client.Requests()) EXPECT_EQ(r.path.find("/pods"), std::string::npos) << r.path;
   scope.device_classes = true;
   auto refused = FetchSnapshot(client, scope, {});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
