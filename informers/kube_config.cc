@@ -77,6 +77,7 @@ absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::str
     auto cluster = FindNamed(root, "clusters", Str(*ctx, "cluster"), "cluster");
     if (!cluster.ok()) return cluster.status();
     std::string base_dir = DirName(path);
+    config.context_namespace = Str(*ctx, "namespace");
     config.server = Str(*cluster, "server");
     if (config.server.empty()) return absl::InvalidArgumentError(path + ": cluster has no server");
     config.insecure_skip_tls_verify = Str(*cluster, "insecure-skip-tls-verify") == "true";

@@ -33,6 +33,7 @@ struct KubeConfig {
   size_t max_watch_event_bytes = 16 << 20;  // one watch event line; more ends the watch (LimitExceeded)
   size_t max_request_bytes = 3 << 20;       // a body sent (the API server's own default limit)
   std::string user_agent;          // empty: "liken-dra/<version>"
+  std::string context_namespace;   // the kubeconfig context's `namespace` (empty: none set); kubectl's default
 };
 
 // Reads a file a kubeconfig refers to (a CA, a client certificate or key, a token file).

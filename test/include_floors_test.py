@@ -27,6 +27,7 @@ FLOORS = {
     "informers": 4,
     "migrate": 4,
     "nodestate": 5,
+    "clusterview": 5,
     "controller": 6,
     "kubelet": 6,
     "cmd": 7,
