@@ -88,7 +88,10 @@ fi
 if [ -n "$go_pid" ]; then
   # The C++ builds are done: the Go builds may have both cores now.
   echo 0 >"$LIKEN_BUILD_NICE_FILE"
-  renice -n 0 -g "$go_pid" >/dev/null 2>&1 || echo "hack/test.sh: could not renice the Go builds (not root?): they finish at their nice level"
+  if kill -0 -- -"$go_pid" 2>/dev/null; then
+    renice -n 0 -g "$go_pid" >/dev/null 2>&1 ||
+      echo "hack/test.sh: could not renice the running Go builds (not root?): they finish at their nice level"
+  fi
   go_status=0
   phase "waiting for the Go builds after the C++ builds" wait "$go_pid" || go_status=$?
   go_pid=""
