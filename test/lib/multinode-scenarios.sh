@@ -361,7 +361,9 @@ YAML
 }
 # slice_write_refused NODE: a server-side dry run of an update of NODE's first slice is refused by that policy.
 slice_write_refused() {
-  k get resourceslice "$1-liken.sh" -o json | k replace --dry-run=server -f - 2>&1 | grep -q "refuses $1's slice writes"
+  local out
+  out=$(k get resourceslice "$1-liken.sh" -o json | k replace --dry-run=server -f - 2>&1) || true
+  [[ $out == *"refuses $1's slice writes"* ]]
 }
 allow_slice_writes() {
   k delete validatingadmissionpolicybinding liken-test-refuse-slice-writes --ignore-not-found >/dev/null 2>&1 || true
