@@ -30,6 +30,8 @@
 #                      helm kubelet containerd crictl kind kubeadm coredns, e.g. "kind coredns")
 #   LIKEN_CACHE   cache root (default $HOME/.cache/liken-dra)
 #   LIKEN_BUILD_JOBS  go build -p (default 2)    LIKEN_BUILD_NICE  nice level (default 10)
+#   LIKEN_BUILD_NICE_FILE  where present and not empty, the nice level of each later go build (hack/test.sh
+#                      writes 0 there once its C++ builds are done, so the rest of the Go builds get both cores)
 #   GOMODCACHE / GOCACHE / GOFLAGS are honoured as usual.
 set -euo pipefail
 
@@ -141,7 +143,13 @@ mkdir -p "$BIN" "$STAMPS" "$SRC"
 lock_for() { case "$1" in k8s|kubelet|kubeadm) echo "$ROOT/.lock" ;; *) echo "$ROOT/.lock-$1" ;; esac; }
 
 export CGO_ENABLED=0
-GO_BUILD=(nice -n "$NICE" go build -p "$JOBS" -mod=mod -trimpath)
+# go_nice COMMAND...: COMMAND at LIKEN_BUILD_NICE, or at the level LIKEN_BUILD_NICE_FILE holds once it holds one.
+go_nice() {
+  local n=$NICE
+  if [ -n "${LIKEN_BUILD_NICE_FILE:-}" ] && [ -s "$LIKEN_BUILD_NICE_FILE" ]; then n=$(<"$LIKEN_BUILD_NICE_FILE"); fi
+  nice -n "$n" "$@"
+}
+GO_BUILD=(go_nice go build -p "$JOBS" -mod=mod -trimpath)
 
 # Prints the path of a module's go.mod as the proxy serves it (downloads it into the module cache).
 gomod_of() {

@@ -15,7 +15,8 @@
 # the module proxy; the source tree is never written.
 #
 # Environment: K8S_VERSION (default v1.37.2), LIKEN_CACHE, LIKEN_BUILD_JOBS (go build -p, default 2),
-#   LIKEN_BUILD_NICE (default 10); GOPROXY / GOMODCACHE / GOCACHE / GOFLAGS are honoured as usual.
+#   LIKEN_BUILD_NICE (default 10), LIKEN_BUILD_NICE_FILE (as in hack/build-control-plane.sh); GOPROXY / GOMODCACHE /
+#   GOCACHE / GOFLAGS are honoured as usual.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -58,7 +59,13 @@ if cached; then # another process built it while this one waited
 fi
 
 export CGO_ENABLED=0
-GO_BUILD=(nice -n "$NICE" go build -p "$JOBS" -trimpath -ldflags "-s -w")
+# go_nice COMMAND...: COMMAND at LIKEN_BUILD_NICE, or at the level LIKEN_BUILD_NICE_FILE holds once it holds one.
+go_nice() {
+  local n=$NICE
+  if [ -n "${LIKEN_BUILD_NICE_FILE:-}" ] && [ -s "$LIKEN_BUILD_NICE_FILE" ]; then n=$(<"$LIKEN_BUILD_NICE_FILE"); fi
+  nice -n "$n" "$@"
+}
+GO_BUILD=(go_nice go build -p "$JOBS" -trimpath -ldflags "-s -w")
 tmp=$(mktemp -d "$ROOT/out-test-kubelet.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 

@@ -14,7 +14,7 @@ packages=(
   openssl curl jq python3 util-linux
   runc containernetworking-plugins iproute2
   docker.io mmdebstrap
-  prometheus
+  prometheus python3-yaml
 )
 
 missing=()

@@ -278,27 +278,37 @@ multinode_scenario_node_delete() {
 # each worker's metrics port (the DaemonSet uses the host network, so the node's address) over the cluster's Docker
 # bridge. Its config, rules and data lie in PROM_DIR (a temporary directory); prometheus_stop ends it and removes them.
 PROM_PID="" PROM_DIR="" PROM_URL=""
+# The job's name as the chart's ServiceMonitor makes it (<release>-liken-dra-metrics): the rules match it.
+PROM_JOB=liken-liken-dra-metrics
 # prometheus_start RULES TARGET...: scrape and evaluate every 2 s with RULES loaded; false if it does not get ready.
+# The targets come from a file (file_sd, as service discovery hands them over), so prometheus_set_targets can take
+# them away as Endpoints losing their pods would.
 prometheus_start() {
-  local rules=$1 port t
+  local rules=$1 port
   shift
   PROM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/liken-prometheus.XXXXXX")
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   PROM_URL=http://127.0.0.1:$port
   cp "$rules" "$PROM_DIR/rules.yaml"
+  prometheus_set_targets "$@"
   {
     printf 'global: {scrape_interval: 2s, scrape_timeout: 2s, evaluation_interval: 2s}\n'
     printf 'rule_files: [%s/rules.yaml]\n' "$PROM_DIR"
-    # The job's name as the chart's ServiceMonitor makes it (<release>-liken-dra-metrics): the rules match it.
-    printf 'scrape_configs:\n- job_name: liken-liken-dra-metrics\n  static_configs:\n  - targets: ['
-    for t in "$@"; do printf '"%s",' "$t"; done | sed 's/,$//'
-    printf ']\n'
+    printf 'scrape_configs:\n- job_name: %s\n  file_sd_configs:\n  - {files: [%s/targets.json], refresh_interval: 2s}\n' \
+      "$PROM_JOB" "$PROM_DIR"
   } >"$PROM_DIR/prometheus.yml"
   /usr/bin/prometheus --config.file="$PROM_DIR/prometheus.yml" --storage.tsdb.path="$PROM_DIR/data" \
     --web.listen-address="127.0.0.1:$port" >"$PROM_DIR/prometheus.log" 2>&1 </dev/null &
   PROM_PID=$!
   wait_until 60 curl -sf --max-time 2 "$PROM_URL/-/ready"
 }
+# prometheus_set_targets TARGET...: the targets the driver job scrapes from now on (none: the job has no target).
+prometheus_set_targets() {
+  python3 -c 'import json, sys; json.dump([{"targets": sys.argv[2:]}] if sys.argv[2:] else [], open(sys.argv[1], "w"))' \
+    "$PROM_DIR/targets.json.tmp" "$@" && mv "$PROM_DIR/targets.json.tmp" "$PROM_DIR/targets.json"
+}
+prom_active_targets() { prom_get targets | jq '.data.activeTargets | length'; }
+prom_active_targets_are() { [ "$(prom_active_targets)" = "$1" ]; }
 prometheus_stop() {
   if [ -n "$PROM_PID" ]; then
     kill -TERM "$PROM_PID" 2>/dev/null || true
@@ -314,29 +324,75 @@ prom_query() { curl -sf --max-time 5 "$PROM_URL/api/v1/query" --data-urlencode "
 prom_targets_up() { prom_get targets | jq -r '.data.activeTargets[] | select(.health == "up") | .labels.instance' | sort; }
 prom_targets_up_are() { [ "$(prom_targets_up | paste -sd' ')" = "$1" ]; }
 # prom_alerts NAME INSTANCE: the alert's entries in /api/v1/alerts, "STATE VALUE" one a line (none once resolved:
-# the API lists pending and firing alerts only).
+# the API lists pending and firing alerts only). INSTANCE "-" matches an alert without an instance label.
 prom_alerts() {
-  prom_get alerts | jq -r --arg n "$1" --arg i "$2" '.data.alerts[] | select(.labels.alertname == $n and .labels.instance == $i) | "\(.state) \(.value | tonumber)"'
+  prom_get alerts | jq -r --arg n "$1" --arg i "$2" '.data.alerts[] | select(.labels.alertname == $n and (.labels.instance // "-") == $i) | "\(.state) \(.value | tonumber)"'
 }
+# prom_alert_state NAME INSTANCE: the alert's states, "|"-joined ("" once resolved).
+prom_alert_state() { prom_alerts "$1" "$2" | awk '{ print $1 }' | paste -sd'|'; }
+prom_alert_state_is() { [ "$(prom_alert_state "$1" "$2")" = "$3" ]; }
 prom_has_series() { [ -n "$(prom_query "$1")" ]; }
 prom_alert_is() { [ "$(prom_alerts "$1" "$2" | paste -sd'|')" = "$3" ]; }
+prom_alert_json() { prom_get alerts | jq -c --arg n "$1" '[.data.alerts[] | select(.labels.alertname == $n) | {labels: {alertname: .labels.alertname, instance: .labels.instance, severity: .labels.severity}, state, value, summary: .annotations.summary}]'; }
 
-# A claimed device unplugged on one worker fires LikenClaimedDeviceUnhealthy in a real Prometheus loaded with the
-# chart's rules file, and the alert resolves when it is plugged back. The laptop worker's FTDI adapter (USB port 1-1)
-# is held by a running pod, then unplugged in the driver container's umockdev testbed (testbed_unplug_usb).
+# A ValidatingAdmissionPolicy that refuses every create and update of NODE's ResourceSlices with 403 Forbidden (a
+# refusal the driver retries, as it would a webhook's or an RBAC change's): the slice write failures of
+# LikenSliceWritesFailing, made by the API server itself.
+refuse_slice_writes_yaml() {
+  cat <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: liken-test-refuse-slice-writes}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [resource.k8s.io], apiVersions: ["*"], operations: [CREATE, UPDATE], resources: [resourceslices]}
+  validations:
+  - expression: "!has(object.spec.nodeName) || object.spec.nodeName != '$1'"
+    reason: Forbidden
+    message: "liken's kind tier refuses $1's slice writes"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: liken-test-refuse-slice-writes}
+spec: {policyName: liken-test-refuse-slice-writes, validationActions: [Deny]}
+YAML
+}
+# slice_write_refused NODE: a server-side dry run of an update of NODE's first slice is refused by that policy.
+slice_write_refused() {
+  local out
+  out=$(k get resourceslice "$1-liken.sh" -o json | k replace --dry-run=server -f - 2>&1) || true
+  [[ $out == *"refuses $1's slice writes"* ]]
+}
+allow_slice_writes() {
+  k delete validatingadmissionpolicybinding liken-test-refuse-slice-writes --ignore-not-found >/dev/null 2>&1 || true
+  k delete validatingadmissionpolicy liken-test-refuse-slice-writes --ignore-not-found >/dev/null 2>&1 || true
+}
+
+# The chart's rules file in a real Prometheus, one alert of each kind firing and resolving, on the laptop worker:
+# - a gauge, LikenClaimedDeviceUnhealthy: the worker's claimed FTDI adapter (USB port 1-1, held by a running pod) is
+#   unplugged in the driver container's umockdev testbed (testbed_unplug_usb), then plugged back;
+# - a counter, LikenSliceWritesFailing: an admission policy refuses the worker's slice writes, a device is
+#   unplugged so the slice must change, the driver's retries fail; then the policy is removed;
+# - an absence, LikenDriverMetricsAbsent: the driver job's targets are taken away (as when its Service has no
+#   endpoints left); then they come back.
 multinode_scenario_alert() {
   local NODE laptop_ip workers targets t want_rules tb t0 fired start=$SECONDS name=LikenClaimedDeviceUnhealthy
+  local rules_short="${TMPDIR:-/tmp}/liken-rules-short.yaml"
   NODE=$(node_for laptop)
   laptop_ip=$(k get node "$NODE" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
   workers=$(k get nodes -l liken.sh/recording -o jsonpath='{range .items[*]}{.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
   targets=$(for t in $workers; do echo "$t:9410"; done | sort)
-  # A test-only copy of the rules with every `for:` cut to 4 s, so that a pending alert fires within seconds (the
-  # chart's rules wait 1 to 30 minutes); nothing else of the file changes.
-  sed -E 's/^( *)for: .*/\1for: 4s/' "$REPO/charts/liken-dra/files/prometheus-rules.yaml" >"${TMPDIR:-/tmp}/liken-rules-short.yaml"
+  # A test-only copy of the rules with every `for:` cut to 4 s and every range window to 30 s, so that an alert
+  # fires within seconds and a counter alert resolves within a minute of its last error (the chart's rules wait 1 to
+  # 30 minutes and count errors over 2 to 5); nothing else of the file changes.
+  sed -E -e 's/^( *)for: .*/\1for: 4s/' -e 's/\[[0-9]+[smh]\]/[30s]/g' \
+    "$REPO/charts/liken-dra/files/prometheus-rules.yaml" >"$rules_short"
   want_rules=$(grep -c '^ *- alert:' "$REPO/charts/liken-dra/files/prometheus-rules.yaml")
-  prometheus_start "${TMPDIR:-/tmp}/liken-rules-short.yaml" $targets ||
-    { fail "Prometheus did not get ready: $(tail -n 5 "$PROM_DIR/prometheus.log" | paste -sd'|')"; rm -f "${TMPDIR:-/tmp}/liken-rules-short.yaml"; prometheus_stop; return 1; }
-  rm -f "${TMPDIR:-/tmp}/liken-rules-short.yaml"
+  prometheus_start "$rules_short" $targets ||
+    { fail "Prometheus did not get ready: $(tail -n 5 "$PROM_DIR/prometheus.log" | paste -sd'|')"; rm -f "$rules_short"; prometheus_stop; return 1; }
+  rm -f "$rules_short"
   expect_eq "Prometheus ($(/usr/bin/prometheus --version 2>&1 | head -n 1 | awk '{ print $3 }')) loaded the chart's $want_rules alerting rules" \
     "$want_rules" "$(prom_get rules | jq '[.data.groups[].rules[] | select(.type == "alerting")] | length')"
   if wait_until 60 prom_targets_up_are "$(echo "$targets" | paste -sd' ')"; then
@@ -348,6 +404,7 @@ multinode_scenario_alert() {
   expect_eq "before the unplug: liken_unhealthy_claimed_devices 0 on $laptop_ip:9410, no $name" "$laptop_ip:9410 0|" \
     "$(prom_query "liken_unhealthy_claimed_devices{instance=\"$laptop_ip:9410\"}")|$(prom_alerts "$name" "$laptop_ip:9410")"
 
+  # The gauge.
   claim alert-serial serial.liken.sh 'device.attributes["liken.sh"].vendor == "0403"'
   workload_pod alert-serial direct alert-serial
   if ! wait_until 120 pod_running alert-serial; then
@@ -361,7 +418,7 @@ multinode_scenario_alert() {
     t0=$SECONDS fired=0
     if wait_until 90 prom_alert_is "$name" "$laptop_ip:9410" "firing 1"; then
       fired=1
-      pass "unplugged $(claim_devices alert-serial) on $NODE: $name firing for $laptop_ip:9410 after $((SECONDS - t0)) s: $(prom_get alerts | jq -c --arg n "$name" '.data.alerts[] | select(.labels.alertname == $n) | {labels: {alertname: .labels.alertname, instance: .labels.instance, severity: .labels.severity}, state, value, summary: .annotations.summary}')"
+      pass "unplugged $(claim_devices alert-serial) on $NODE: $name firing for $laptop_ip:9410 after $((SECONDS - t0)) s: $(prom_alert_json "$name")"
     else
       fail "$name after the unplug: [$(prom_alerts "$name" "$laptop_ip:9410" | paste -sd'|')]; liken_unhealthy_claimed_devices: [$(prom_query liken_unhealthy_claimed_devices | paste -sd'|')]; from the node: [$(driver_metric liken_unhealthy_claimed_devices)]; claim status [$(claim_device_status alert-serial)]; testbed $tb: [$(node_sh "ls $tb/unplugged/device $tb/unplugged/links" 2>&1 | paste -sd' ')]; driver log: $(k -n "$DRIVER_NS" logs "$(driver_pod)" --tail=6 2>&1 | cut -c1-300 | paste -sd'|')"
     fi
@@ -380,8 +437,78 @@ multinode_scenario_alert() {
   fi
   delete_pods alert-serial
   k delete resourceclaim alert-serial --wait=false >/dev/null 2>&1 || true
+
+  alert_scenario_counter "$laptop_ip:9410"
+  alert_scenario_absent "$laptop_ip:9410"
   prometheus_stop
   echo "--- the alert scenario took $((SECONDS - start)) s"
+}
+
+# The counter: the laptop worker's slice writes refused by an admission policy while its FTDI adapter is unplugged
+# (no claim holds it now), so the driver's slice update fails on every retry; LikenSliceWritesFailing fires for the
+# worker and no other, and resolves once the policy is gone and the write goes through.
+alert_scenario_counter() {
+  local instance=$1 name=LikenSliceWritesFailing tb t0 fired=0 errors
+  allow_slice_writes
+  refuse_slice_writes_yaml "$NODE" | k apply -f - >/dev/null || { fail "could not create the slice-refusing policy"; return 1; }
+  if ! wait_until 60 slice_write_refused "$NODE"; then
+    fail "the policy does not refuse $NODE's slice writes: $(k get resourceslice "$NODE-liken.sh" -o json | k replace --dry-run=server -f - 2>&1 | tail -n 1)"
+    allow_slice_writes; return 1
+  fi
+  expect_eq "before the refused writes: no $name for $instance" "" "$(prom_alert_state "$name" "$instance")"
+  tb=$(driver_testbed)
+  if [ -z "$tb" ] || ! testbed_unplug_usb "$tb" 1-1; then
+    fail "could not unplug port 1-1 in the laptop driver's testbed [$tb]"; allow_slice_writes; return 1
+  fi
+  t0=$SECONDS
+  if wait_until 90 prom_alert_state_is "$name" "$instance" firing; then
+    fired=1
+    errors=$(prom_query "sum by (instance) (liken_slice_writes_total{result=\"error\"})" | sort | paste -sd'|')
+    pass "$NODE's slice writes refused, port 1-1 unplugged: $name firing for $instance after $((SECONDS - t0)) s (slice write errors by instance: $errors): $(prom_alert_json "$name")"
+  else
+    fail "$name with $NODE's slice writes refused: [$(prom_alerts "$name" "$instance" | paste -sd'|')]; errors [$(prom_query 'liken_slice_writes_total{result="error"}' | paste -sd'|')]; driver log: $(k -n "$DRIVER_NS" logs "$(driver_pod)" --tail=4 2>&1 | cut -c1-300 | paste -sd'|')"
+  fi
+  expect_eq "$name fires for $instance only" "$instance" \
+    "$(prom_get alerts | jq -r --arg n "$name" '[.data.alerts[] | select(.labels.alertname == $n and .state == "firing") | .labels.instance] | unique | join(" ")')"
+  allow_slice_writes
+  t0=$SECONDS
+  if [ "$fired" = 0 ]; then
+    fail "$name never fired, so its resolution cannot be checked"
+  elif wait_until 120 prom_alert_state_is "$name" "$instance" ""; then
+    pass "policy removed: $NODE's slice lacks the adapter ($(slice_lacks_device "$NODE" usb-1-1-1-0 >/dev/null && echo yes || echo no)), $name resolved after $((SECONDS - t0)) s"
+  else
+    fail "$name after the policy was removed: [$(prom_alerts "$name" "$instance" | paste -sd'|')]"
+  fi
+  testbed_replug_usb "$tb" 1-1 || fail "could not plug port 1-1 back"
+  wait_until 60 slice_has_device "$NODE" usb-1-1-1-0 || fail "$NODE's slice lacks usb-1-1-1-0 after the replug"
+}
+
+# The absence: the driver job's targets taken away (an empty target list, as when the metrics Service loses its
+# endpoints or the ServiceMonitor its Service), so no up series of a liken-dra job is left: LikenDriverMetricsAbsent
+# fires; with the targets back it resolves.
+alert_scenario_absent() {
+  local name=LikenDriverMetricsAbsent t0 fired=0 targets
+  targets=$(prom_get targets | jq -r '.data.activeTargets[].labels.instance' | sort | paste -sd' ')
+  expect_eq "before: no $name" "" "$(prom_alert_state "$name" -)"
+  prometheus_set_targets
+  wait_until 30 prom_active_targets_are 0 || fail "Prometheus still has $(prom_active_targets) targets after they were taken away"
+  t0=$SECONDS
+  if wait_until 90 prom_alert_state_is "$name" - firing; then
+    fired=1
+    pass "the driver job's targets taken away: $name firing after $((SECONDS - t0)) s: $(prom_alert_json "$name")"
+  else
+    fail "$name without targets: [$(prom_alert_state "$name" -)]; up: [$(prom_query 'up' | paste -sd'|')]"
+  fi
+  # shellcheck disable=SC2086 # one target a word
+  prometheus_set_targets $targets
+  t0=$SECONDS
+  if [ "$fired" = 0 ]; then
+    fail "$name never fired, so its resolution cannot be checked"
+  elif wait_until 60 prom_alert_state_is "$name" - ""; then
+    pass "the targets back ($targets): $name resolved after $((SECONDS - t0)) s"
+  else
+    fail "$name with the targets back: [$(prom_alert_state "$name" -)]"
+  fi
 }
 
 # --- a USB device moved from one worker to another -----------------------------------------------------------------
@@ -738,6 +865,18 @@ gdp_plugin_gone() { [ -z "$(gdp_plugin_pod)" ]; }
 node_resource() { k get node "$1" -o json | jq -r --arg r "$GDP_RESOURCE" --arg f "$2" '.status[$f][$r] // "absent"'; }
 node_resource_is() { [ "$(node_resource "$1" "$2")" = "$3" ]; }
 node_resource_unserved() { case "$(node_resource "$1" allocatable)" in 0 | absent) return 0 ;; *) return 1 ;; esac; }
+# pod_spec_summary POD: what POD's spec, as the API server holds it, asks of a node: each container's image, command
+# and resources, and the pod's resourceClaims (a claim the scheduler makes for an extended resource goes into the
+# status, never the spec).
+pod_spec_summary() {
+  k get pod "$1" -o json | jq -c '{containers: [.spec.containers[] | {image, command, resources}], resourceClaims: (.spec.resourceClaims // [])}'
+}
+# pod_asks POD: "LIMIT CLAIMS": the first container's limit for GDP_RESOURCE ("none" without) and the number of
+# resourceClaims in the spec.
+pod_asks() { k get pod "$1" -o json | jq -r --arg r "$GDP_RESOURCE" '"\(.spec.containers[0].resources.limits[$r] // "none") \(.spec.resourceClaims // [] | length)"'; }
+# node_pools NODE: the pools of liken.sh's slices on NODE; claim_pools CLAIM: the pools its allocation took devices from.
+node_pools() { k get resourceslices -o json | jq -r --arg n "$1" '[.items[] | select(.spec.nodeName == $n and .spec.driver == "liken.sh") | .spec.pool.name] | unique | join(" ")'; }
+claim_pools() { k get resourceclaim "$1" -o json | jq -r '[.status.allocation.devices.results[]? | "\(.driver)/\(.pool)"] | unique | join(" ")'; }
 # new_dev_nodes BASE POD: the device nodes in POD's container on top of the claim-less pod BASE's.
 new_dev_nodes() { comm -13 <(container_dev_nodes "$1") <(container_dev_nodes "$2"); }
 # The scheduler's claims of this scenario's pods (named after them), for the wait until they are collected.
@@ -760,7 +899,7 @@ gdp_cleanup() { # NODES...
 # and its pod gets the adapter through a claim.
 multinode_scenario_gdp_mixed() {
   local image=$1 load=$2 bin=${LIKEN_DRA:-$REPO/build/liken-dra} start=$SECONDS laptop heavy NODE tmp out p q claim
-  local got want rev t0 made=0 alloc cap
+  local got want t0 made=0 alloc cap spec_before=""
   laptop=$(node_for laptop); heavy=$(node_for usb-heavy)
   gdp_cleanup "$laptop" "$heavy"
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/liken-gdp.XXXXXX")
@@ -792,6 +931,10 @@ multinode_scenario_gdp_mixed() {
   else
     fail "plugin on $laptop: allocatable $(node_resource "$laptop" allocatable), pod $(gdp_plugin_pod) $(k -n "$GDP_NAMESPACE" logs "$(gdp_plugin_pod)" --tail=5 2>&1 | paste -sd'|')"
   fi
+  # The usb-heavy worker has no plugin: its Node object lists no such resource, so the scheduler can only serve the
+  # name there through liken-dra's DeviceClass.
+  expect_eq "$heavy's Node lists no $GDP_RESOURCE (capacity, allocatable): no plugin serves it there" "absent absent" \
+    "$(node_resource "$heavy" capacity) $(node_resource "$heavy" allocatable)"
 
   # One pod spec on both workers; a claim-less pod for the runtime's own /dev.
   workload_pod gdp-base
@@ -816,9 +959,14 @@ multinode_scenario_gdp_mixed() {
   else
     fail "$q on $heavy: no status.extendedResourceClaimStatus; /dev [$(new_dev_nodes gdp-base "$q" | paste -sd'|')]"
   fi
-  rev=$(k get pod "$p" -o jsonpath='{.metadata.labels.controller-revision-hash}')
-  expect_eq "both pods come from one pod template (revision $rev)" "$rev $rev" \
-    "$(k get pods -l app=gdp-workload -o jsonpath='{.items[*].metadata.labels.controller-revision-hash}')"
+  # One pod spec, served two ways: both pods, as the API server holds them, ask limits {squat.ai/serial: 1} and name
+  # no claim; only the usb-heavy pod's status names the scheduler's claim, which took its device from that worker's
+  # pool.
+  expect_eq "both pods' specs ask $GDP_RESOURCE 1 and no resourceClaims, and are the same spec" "1 0|1 0|same" \
+    "$(pod_asks "$p")|$(pod_asks "$q")|$([ "$(pod_spec_summary "$p")" = "$(pod_spec_summary "$q")" ] && echo same || echo "differ: $(pod_spec_summary "$p") vs $(pod_spec_summary "$q")")"
+  [ -z "$claim" ] || expect_eq "the claim of $q on $heavy took its device from $heavy's pool" "liken.sh/$(node_pools "$heavy")" \
+    "$(claim_pools "$claim")"
+  spec_before=$(pod_spec_summary "$p")
 
   # Served both ways: on the laptop the plugin's allocatable decides, even with liken's adapter free there.
   NODE=$laptop
@@ -863,7 +1011,10 @@ multinode_scenario_gdp_mixed() {
   else
     q=$(gdp_workload_pod "$laptop"); fail "after migration, the workload's pod on $laptop: $q $(pod_phase "$q") $(pod_scheduling "$q")"
   fi
-  expect_eq "the workload's DaemonSet was never edited (generation 1)" 1 "$(k get daemonset gdp-workload -o jsonpath='{.metadata.generation}')"
+  # The migrated pod asks what the plugin's pod asked, unedited: the same spec, now served through a claim.
+  q=$(gdp_workload_pod "$laptop")
+  expect_eq "after migration, $q's spec is the plugin-era pod's spec, unedited ($spec_before)" "$spec_before" \
+    "$([ -n "$q" ] && pod_spec_summary "$q")"
 
   gdp_cleanup "$laptop" "$heavy"
   [ "$made" = 1 ] && node_sh 'rm -f /dev/ttyUSB0'
