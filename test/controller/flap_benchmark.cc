@@ -9,6 +9,7 @@
 #include <umockdev.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/clock.h"
 #include "controller/node_reconciler.h"
@@ -72,11 +74,16 @@ struct Figures {
 
 class Bench {
  public:
-  Bench(UMockdevTestbed* testbed, std::string blocks) : testbed_(testbed), blocks_(std::move(blocks)) {}
+  Bench(UMockdevTestbed* testbed, std::string blocks) : testbed_(testbed), blocks_(std::move(blocks)) {
+    for (absl::string_view line : absl::StrSplit(blocks_, '\n')) {
+      if (absl::ConsumePrefix(&line, "P: ")) paths_.push_back(absl::StrCat("/sys", line));
+    }
+  }
 
   void Unplug() {
     umockdev_testbed_uevent(testbed_, kAdapter, "remove");
-    umockdev_testbed_remove_device(testbed_, kAdapter);
+    // Deepest first: each removal takes its own bus and class links with it, so the adapter can be added again.
+    for (auto it = paths_.rbegin(); it != paths_.rend(); ++it) umockdev_testbed_remove_device(testbed_, it->c_str());
   }
   void Plug() {
     GError* error = nullptr;
@@ -144,7 +151,8 @@ class Bench {
     for (int i = 0; absl::Now() - flap_start < flap || !in; ++i) {
       if (in) Unplug(); else Plug();
       in = !in;
-      absl::SleepUntil(flap_start + absl::Milliseconds(50) * (i + 1));
+      const absl::Duration left = flap_start + absl::Milliseconds(50) * (i + 1) - absl::Now();
+      if (left > absl::ZeroDuration()) absl::SleepFor(left);
     }
     const absl::Time flap_end = absl::Now();
     absl::SleepFor(absl::Milliseconds(300));  // the last burst's pass
@@ -164,6 +172,7 @@ class Bench {
  private:
   UMockdevTestbed* const testbed_;
   const std::string blocks_;
+  std::vector<std::string> paths_;  // the adapter's sysfs paths, parents first
 };
 
 std::string Ms(const std::vector<double>& v) {
@@ -173,7 +182,8 @@ std::string Ms(const std::vector<double>& v) {
 }
 
 int Main(int argc, char** argv) {
-  if (!umockdev_in_mock_environment()) {
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload == nullptr || std::string(preload).find("umockdev") == std::string::npos) {
     std::fprintf(stderr, "run it under umockdev's preload: umockdev-wrapper %s [RECORDING] [FLAP_SECONDS]\n", argv[0]);
     return 2;
   }
