@@ -70,28 +70,35 @@ struct Figures {
   double republished_s = -1;
   int settle_writes = 0;
   int deferred = 0;
+  int changes = 0;
 };
 
 class Bench {
  public:
   Bench(UMockdevTestbed* testbed, std::string blocks) : testbed_(testbed), blocks_(std::move(blocks)) {
     for (absl::string_view line : absl::StrSplit(blocks_, '\n')) {
+      if (absl::StartsWith(line, "N: ")) continue;  // umockdev keeps a removed device's node: added once, at load
       if (absl::ConsumePrefix(&line, "P: ")) paths_.push_back(absl::StrCat("/sys", line));
+    }
+    for (absl::string_view line : absl::StrSplit(blocks_, '\n')) {
+      if (!absl::StartsWith(line, "N: ")) absl::StrAppend(&replug_, line, "\n");
     }
   }
 
   void Unplug() {
+    uevent_at_ = absl::Now();
     umockdev_testbed_uevent(testbed_, kAdapter, "remove");
     // Deepest first: each removal takes its own bus and class links with it, so the adapter can be added again.
     for (auto it = paths_.rbegin(); it != paths_.rend(); ++it) umockdev_testbed_remove_device(testbed_, it->c_str());
   }
   void Plug() {
     GError* error = nullptr;
-    if (!umockdev_testbed_add_from_string(testbed_, blocks_.c_str(), &error)) {
+    if (!umockdev_testbed_add_from_string(testbed_, replug_.c_str(), &error)) {
       std::fprintf(stderr, "cannot plug the adapter in: %s\n", error->message);
       g_error_free(error);
       std::exit(1);
     }
+    uevent_at_ = absl::Now();
     umockdev_testbed_uevent(testbed_, kAdapter, "add");
   }
 
@@ -121,8 +128,9 @@ class Bench {
     const auto published = [&] {
       return server.Object("resourceslices", "laptop-liken.sh").dump().find(kSerial) != std::string::npos;
     };
+    // How long after the last uevent sent the slice on the server shows `want`; -1 when not within `limit`.
     const auto await = [&](bool want, absl::Duration limit) {
-      const absl::Time start = absl::Now();
+      const absl::Time start = uevent_at_;
       while (published() != want) {
         if (absl::Now() - start > limit) return -1.0;
         absl::SleepFor(absl::Milliseconds(2));
@@ -148,8 +156,10 @@ class Bench {
     const int before = server.CountWrites();
     const absl::Time flap_start = absl::Now();
     bool in = true;
+    int changes = 0;
     for (int i = 0; absl::Now() - flap_start < flap || !in; ++i) {
       if (in) Unplug(); else Plug();
+      ++changes;
       in = !in;
       const absl::Duration left = flap_start + absl::Milliseconds(50) * (i + 1) - absl::Now();
       if (left > absl::ZeroDuration()) absl::SleepFor(left);
@@ -161,6 +171,7 @@ class Bench {
     const int settled_from = server.CountWrites();
     const double republished_ms = await(true, absl::Seconds(120));
     f.republished_s = republished_ms < 0 ? -1 : absl::ToDoubleSeconds(absl::Now() - flap_end);
+    f.changes = changes;
     absl::SleepFor(absl::Seconds(1));
     f.settle_writes = server.CountWrites() - settled_from;
     f.deferred = reconciler.deferred_writes();
@@ -172,7 +183,9 @@ class Bench {
  private:
   UMockdevTestbed* const testbed_;
   const std::string blocks_;
+  absl::Time uevent_at_ = absl::Now();  // when the last uevent was sent
   std::vector<std::string> paths_;  // the adapter's sysfs paths, parents first
+  std::string replug_;              // its blocks without their /dev nodes (umockdev keeps those after a removal)
 };
 
 std::string Ms(const std::vector<double>& v) {
@@ -199,15 +212,15 @@ int Main(int argc, char** argv) {
   std::printf("Flap benchmark: %s, its FTDI adapter on port 1-1 flapping at 10 Hz for %d s\n\n", recording.c_str(),
               flap_seconds);
   std::printf("| damping and write budget | unplug to slice, ms | plug to slice, ms | slice writes while flapping "
-              "| writes a minute | published again after it stops | writes meanwhile | passes deferred |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+              "| writes a minute | published again after it stops | writes meanwhile | passes deferred | changes sent |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (bool damping : {false, true}) {
     Figures f = bench.Run(damping, absl::Seconds(flap_seconds));
-    std::printf("| %s | %s | %s | %d in %.1f s | %.0f | %s | %d | %d |\n", damping ? "on" : "off",
+    std::printf("| %s | %s | %s | %d in %.1f s | %.0f | %s | %d | %d | %d |\n", damping ? "on" : "off",
                 Ms(f.unplug_ms).c_str(), Ms(f.plug_ms).c_str(), f.flap_writes, f.flap_seconds,
                 f.flap_writes * 60.0 / f.flap_seconds,
                 f.republished_s < 0 ? "not within 120 s" : absl::StrFormat("%.1f s", f.republished_s).c_str(),
-                f.settle_writes, f.deferred);
+                f.settle_writes, f.deferred, f.changes);
     std::fflush(stdout);
   }
   g_object_unref(testbed);
