@@ -22,6 +22,19 @@ double FlapDamper::Decayed(const Track& track, absl::Time now) const {
   return half_lives <= 0 ? track.penalty : track.penalty * std::exp2(-half_lives);
 }
 
+absl::Duration FlapDamper::UntilRelease() const {
+  const absl::Time now = clock_->Now();
+  absl::Duration soonest = absl::InfiniteDuration();
+  for (const auto& [name, track] : tracks_) {
+    if (!track.damped) continue;
+    const double penalty = Decayed(track, now);
+    // penalty * 2^(-t / half_life) < reuse_below; a little past it, so the pass that follows finds it released.
+    const double half_lives = penalty > options_.reuse_below ? std::log2(penalty / options_.reuse_below) : 0;
+    soonest = std::min(soonest, options_.half_life * half_lives + absl::Milliseconds(100));
+  }
+  return soonest;
+}
+
 std::vector<DampedDevice> FlapDamper::Observe(const std::set<std::string>& present) {
   const absl::Time now = clock_->Now();
   if (!options_.enabled) return {};

@@ -53,6 +53,10 @@ class FlapDamper {
   // out of what it publishes until it is released. Not thread-safe.
   std::vector<DampedDevice> Observe(const std::set<std::string>& present);
 
+  // How long, with no further change, until the first damped device is released (a pass then publishes it: the
+  // caller asks for one); InfiniteDuration when none is damped. Not thread-safe.
+  absl::Duration UntilRelease() const;
+
   // How many times damping started since construction. Not thread-safe.
   size_t starts() const { return starts_; }
 

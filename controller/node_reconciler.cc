@@ -155,6 +155,8 @@ std::vector<DampedDevice> NodeReconciler::Damp(discovery::Inventory* inventory) 
   std::vector<DampedDevice> damped = damper_.Observe(present);
   if (metrics_ != nullptr) metrics_->OnFlapDamping(damped.size(), damper_.starts());
   if (damped.empty()) return damped;
+  // Nothing else may come to run a pass once the device is quiet: ask for the one that releases it.
+  queue_.AddAfter(NodePassLoop::kKey, damper_.UntilRelease());
   // A damped device is withheld, present or not: the scheduler offers it to no claim, a claim that holds it sees it
   // unhealthy, and its claims' CDI specs keep what was recorded, until it is stable.
   std::map<std::string, std::string> reasons;

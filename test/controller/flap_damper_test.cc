@@ -54,12 +54,16 @@ TEST(FlapDamperTest, AFlappingDeviceIsDampedUntilStableThenReleased) {
   ASSERT_EQ(Names(damped), (std::vector<std::string>{"usb-1-2"}));
   EXPECT_EQ(damped[0].Reason(), "flapping: 200 changes in the last 60 s");
   EXPECT_EQ(damper.starts(), 1u) << "logged and counted once";
-  // Stable from now (present): damped while the penalty decays, released within max_damped.
+  // Stable from now (present): damped while the penalty decays, released within max_damped, when UntilRelease says.
+  const absl::Duration until = damper.UntilRelease();
+  EXPECT_GT(until, absl::Seconds(59));
+  EXPECT_LE(until, absl::Seconds(61));
   clock.Advance(absl::Seconds(30));
   EXPECT_EQ(Names(damper.Observe(kWith)), (std::vector<std::string>{"usb-1-2"})) << "30 s stable is not enough";
   clock.Advance(absl::Seconds(31));
   EXPECT_TRUE(damper.Observe(kWith).empty()) << "released once stable for max_damped (60 s)";
   EXPECT_EQ(damper.starts(), 1u);
+  EXPECT_EQ(damper.UntilRelease(), absl::InfiniteDuration()) << "none damped";
 }
 
 TEST(FlapDamperTest, ReportCountsOnlyTheChangesInTheWindowAndBoundsWhatItKeeps) {

@@ -21,7 +21,7 @@ TEST(SliceWriteBudgetTest, AChangeAfterAQuietSpellIsWrittenAtOnce) {
   EXPECT_EQ(budget.TryTake(), absl::ZeroDuration()) << "the budget refills";
 }
 
-TEST(SliceWriteBudgetTest, AStormOfChangesCostsTwoWrites) {
+TEST(SliceWriteBudgetTest, AStormOfChangesCostsThreeWritesAtMost) {
   // 50 adapters plugged at once: the coalescer hands a pass every 250 ms for 5 s; each pass would write.
   FakeClock clock;
   SliceWriteBudget budget(&clock, SliceWriteBudgetOptions{});
