@@ -53,6 +53,19 @@ CLI::Validator NumberAbove(double above, double max) {
       "", "number");
 }
 
+// A finite number in [min, max].
+CLI::Validator NumberFrom(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& value) -> std::string {
+        double n = 0;
+        if (!absl::SimpleAtod(value, &n) || !std::isfinite(n) || n < min || n > max) {
+          return absl::StrCat("must be a number from ", min, " to ", max, ", not '", value, "'");
+        }
+        return "";
+      },
+      "", "number");
+}
+
 CLI::Validator DurationFrom(absl::Duration min, absl::Duration max) {
   return CLI::Validator(
       [min, max](std::string& value) -> std::string {
@@ -233,6 +246,15 @@ void BindFlags(CLI::App& app, RunFlags& flags) {
       ->default_str(absl::FormatDuration(flags.unplugged_taint_limit))
       ->check(DurationFrom(absl::Seconds(1), absl::Hours(24 * 7)))
       ->each([&flags](const std::string& value) { (void)absl::ParseDuration(value, &flags.unplugged_taint_limit); });
+  app.add_flag("--no-flap-damping", flags.no_flap_damping,
+               "publish every change of a flapping device (a device whose presence changes more than twice in about "
+               "10 s is otherwise withheld until it has been stable for a while)");
+  app.add_option("--slice-writes-per-minute", flags.slice_writes_per_minute,
+                 "the node's budget of slice writes (a burst of 2, then this many a minute; the last state is "
+                 "always written); 0 for none")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(NumberFrom(0, 600));
   app.add_option("--runtime-endpoint", flags.runtime_endpoint,
                  "ask the container runtime's CRI socket at start-up whether it resolves CDI devices (\"\": do not)")
       ->type_name("unix://PATH");

@@ -64,6 +64,8 @@ struct RunFlags {
   bool no_uevents = false;
   bool taint_unplugged_devices = false;  // a pod follows its device (controller/unplugged_devices.h)
   absl::Duration unplugged_taint_limit = absl::Hours(1);
+  bool no_flap_damping = false;       // a flapping device is damped (controller/flap_damper.h) unless set
+  double slice_writes_per_minute = 6;  // the node's slice-write budget (controller/slice_write_budget.h); 0: none
   std::string runtime_endpoint;  // the container runtime's CRI socket, asked once whether CDI is on; "": not asked
   KubeletFlags kubelet;
   DiscoveryFlags discovery;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -25,10 +26,21 @@ int ReportCommand(const Command& command, int argc, char** argv) {
   }
   // The running daemon's view of the cluster (absent when no daemon runs here or it has not reached the API yet).
   nlohmann::json cluster;
-  const std::string state = flags.kubelet_root + "/plugins/" + discovery::kDriverName + "/cluster.json";
+  const std::string state_dir = flags.kubelet_root + "/plugins/" + discovery::kDriverName;
+  const std::string state = state_dir + "/cluster.json";
   if (auto text = ReadFileToString(state); text.ok()) {
     cluster = nlohmann::json::parse(*text, nullptr, false);
     if (cluster.is_discarded()) cluster = nullptr;
+  }
+  // The running daemon's device conditions: flapping devices it damps, other units in claimed devices' places.
+  std::vector<std::string> conditions;
+  if (auto text = ReadFileToString(state_dir + "/devices.json"); text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_object() && j.contains("conditions") && j["conditions"].is_array()) {
+      for (const auto& line : j["conditions"]) {
+        if (line.is_string() && conditions.size() < 1024) conditions.push_back(line.get<std::string>());
+      }
+    }
   }
   std::string out;
   if (flags.output == OutputFormat::kJson) {
@@ -45,9 +57,14 @@ int ReportCommand(const Command& command, int argc, char** argv) {
     }
     j["links"] = std::move(links);
     if (!cluster.is_null()) j["cluster"] = cluster;
+    if (!conditions.empty()) j["conditions"] = conditions;
     out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else {
     out = discovery::ReportToText(*inventory);
+    if (!conditions.empty()) {
+      out += "\nDevices the running daemon holds back:\n";
+      for (const auto& line : conditions) out += "  " + line + "\n";
+    }
     if (!cluster.is_null()) out += "\n" + controller::ClusterFeaturesToText(cluster);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);

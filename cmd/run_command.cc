@@ -15,6 +15,9 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -271,6 +274,18 @@ int RunCommand(const Command& command, int argc, char** argv) {
   reconcile_options.unplugged_taint_limit = flags.unplugged_taint_limit;
   reconcile_options.unplugged_memory_dir = state_dir;  // when each taint was added, across restarts
   reconcile_options.claim_statuses = &statuses;
+  reconcile_options.flap_damping.enabled = !flags.no_flap_damping;
+  reconcile_options.slice_write_budget.enabled = flags.slice_writes_per_minute > 0;
+  reconcile_options.slice_write_budget.per_minute = flags.slice_writes_per_minute;
+  // Flapping devices and other units in claimed ports, for `liken-dra report` (devices.json beside cluster.json).
+  reconcile_options.on_device_conditions = [&state_dir](const std::vector<std::string>& lines) {
+    if (state_dir.empty()) return;
+    if (absl::Status s = WriteFileAtomically(state_dir, "devices.json",
+                                             nlohmann::json{{"conditions", lines}}.dump() + "\n", Durability::kUnsynced);
+        !s.ok()) {
+      LogWarning("cannot write the device conditions file for `liken-dra report`", {{"error", s.ToString()}});
+    }
+  };
   controller::NodeReconciler reconcile(reconcile_options, client->get(), clock.get(), scanner.get(), &plugin,
                                        std::move(uevents), &metrics, shutdown.get_token());
   reconcile_ref = &reconcile;
@@ -303,7 +318,10 @@ int RunCommand(const Command& command, int argc, char** argv) {
   plugin_stopper.join();
   metrics_stopper.join();
   reconcile_ref = nullptr;
-  if (!state_dir.empty()) ::unlink((state_dir + "/cluster.json").c_str());
+  if (!state_dir.empty()) {
+    ::unlink((state_dir + "/cluster.json").c_str());
+    ::unlink((state_dir + "/devices.json").c_str());
+  }
   LogInfo("stopped");
   return 0;
 }

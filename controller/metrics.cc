@@ -145,6 +145,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   rebind_failures_ = counter("liken_rebind_failures_total", "USB interfaces that could not be given back to a driver.");
   claim_get_fallbacks_ = counter("liken_claim_get_fallbacks_total",
                                  "ResourceClaims a prepare read from the API server because the node's claim cache lacked them.");
+  flapping_ = gauge("liken_flapping_devices",
+                    "Devices damped now for flapping: their presence changed too often; withheld until stable.");
+  flap_damping_starts_ = counter("liken_flap_damping_starts_total", "Times a flapping device's damping started.");
+  slice_writes_deferred_ = counter("liken_slice_writes_deferred_total",
+                                   "Passes whose slice write waited for the node's write budget (a few a minute).");
   registered_ = gauge("liken_kubelet_registered", "1 when the kubelet accepted the plugin's registration.");
   auto& runtime_cdi = prometheus::BuildGauge()
                           .Name("liken_runtime_cdi")
@@ -219,6 +224,14 @@ void Metrics::OnRuntimeCdi(std::string_view state) {
   if (runtime_cdi_.find(state) == runtime_cdi_.end()) return;
   for (auto& [name, gauge] : runtime_cdi_) gauge->Set(name == state ? 1 : 0);
 }
+void Metrics::OnFlapDamping(size_t damped_now, size_t starts_total) {
+  flapping_->Set(static_cast<double>(damped_now));
+  const double more = static_cast<double>(starts_total) - flap_damping_starts_->Value();
+  if (more > 0) flap_damping_starts_->Increment(more);
+}
+
+void Metrics::OnSliceWriteDeferred() { slice_writes_deferred_->Increment(); }
+
 void Metrics::OnUnhealthyClaimedDevices(size_t count) { unhealthy_claimed_->Set(static_cast<double>(count)); }
 void Metrics::OnClusterFeature(const std::string& feature, bool served) {
   auto it = cluster_features_.find(feature);

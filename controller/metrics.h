@@ -66,6 +66,11 @@ class Metrics final : public WorkQueueObserver,
   void OnRegistration(bool registered, absl::string_view error) override;
   void OnSpecsRefreshed(int count) override;
   void OnUnhealthyClaimedDevices(size_t count) override;
+  // The flap damper after a pass: devices damped now, and how often damping started since start-up (a total that
+  // only grows; the counter follows it). Call from one thread (the node's pass). Thread-safe.
+  void OnFlapDamping(size_t damped_now, size_t starts_total);
+  // A pass whose slice write waited for the node's write budget. Thread-safe.
+  void OnSliceWriteDeferred();
   // The container runtime's CDI: "enabled", "disabled", "unknown" or "outside_spec_dirs" (others ignored).
   // Thread-safe.
   void OnRuntimeCdi(std::string_view state);
@@ -101,6 +106,9 @@ class Metrics final : public WorkQueueObserver,
   prometheus::Counter* rebind_failures_;
   prometheus::Counter* claim_get_fallbacks_;
   prometheus::Gauge* registered_;
+  prometheus::Gauge* flapping_;
+  prometheus::Counter* flap_damping_starts_;
+  prometheus::Counter* slice_writes_deferred_;
   std::map<std::string, prometheus::Gauge*, std::less<>> runtime_cdi_;  // by state; filled in the constructor only
   std::map<std::string, prometheus::Gauge*> cluster_features_;  // by feature; filled in the constructor only
 };

@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -9,12 +11,37 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
+#include "discovery/device_identity.h"
 #include "common/rate_limiter.h"
 #include "discovery/inventory.h"
 #include "discovery/slice_builder.h"
 #include "informers/store.h"
 
 namespace liken::controller {
+namespace {
+
+// True when `a` and `b` publish the same: the same slices, by name, with the same devices.
+bool SameSlices(const std::vector<apis::ResourceSlice>& a, const std::vector<apis::ResourceSlice>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].metadata.name != b[i].metadata.name || a[i].devices.size() != b[i].devices.size()) return false;
+    for (size_t j = 0; j < a[i].devices.size(); ++j) {
+      if (!a[i].devices[j].SameContent(b[i].devices[j])) return false;
+    }
+  }
+  return true;
+}
+
+// `inventory`, less the devices named in `replaced`.
+discovery::Inventory WithoutNames(const discovery::Inventory& inventory, const std::vector<apis::SliceDevice>& replaced) {
+  discovery::Inventory out = inventory;
+  std::erase_if(out.published, [&](const discovery::PublishedDevice& d) {
+    return std::any_of(replaced.begin(), replaced.end(), [&](const apis::SliceDevice& r) { return r.name == d.name; });
+  });
+  return out;
+}
+
+}  // namespace
 
 informers::InformerOptions NodeSliceInformerOptions(const std::string& node_name) {
   informers::InformerOptions options;
@@ -40,6 +67,8 @@ NodeReconciler::NodeReconciler(NodeReconcilerOptions options, informers::KubeCli
       slices_(client, clock, NodeSliceInformerOptions(options_.node_name), &loop_, metrics),
       sync_(options_.node_name, discovery::kDriverName, client, slices_.store(), metrics),
       unplugged_(clock, options_.unplugged_taint_limit, options_.unplugged_memory_dir),
+      damper_(clock, options_.flap_damping),
+      budget_(clock, options_.slice_write_budget),
       loop_(&queue_, options_.resync_period, [this] { return RunPass(); }),
       coalescer_(clock, options_.uevent_quiet, options_.uevent_max_delay, [this] { loop_.Enqueue(); }),
       uevents_(uevents != nullptr ? std::make_unique<UeventListener>(std::move(uevents), &coalescer_, metrics)
@@ -81,9 +110,25 @@ absl::Status NodeReconciler::RunPass() {
   absl::StatusOr<discovery::Inventory> inventory = Scan();
   absl::Status published = inventory.status();
   if (inventory.ok()) {
+    std::vector<std::string> conditions = OtherUnits(*inventory);
+    const std::vector<DampedDevice> damped = Damp(&*inventory);
+    for (const DampedDevice& d : damped) conditions.push_back(absl::StrCat(d.name, ": ", d.Reason()));
+    bool changed = false;
+    {
+      absl::MutexLock lock(&conditions_mu_);
+      changed = conditions != conditions_;
+      if (changed) conditions_ = conditions;
+    }
+    if (changed && options_.on_device_conditions) options_.on_device_conditions(conditions);
     devices_->UpdateInventory(*inventory, started);  // its one holder, the kubelet side's device catalog
+    const std::vector<apis::SliceDevice> tainted = UnpluggedTainted(*inventory, damped);
+    // A tainted device whose name the scan found (another unit in its port) is published as the claimed unit.
+    std::optional<discovery::Inventory> replaced;
+    if (std::any_of(tainted.begin(), tainted.end(), [&](const auto& t) { return inventory->Find(t.name) != nullptr; })) {
+      replaced = WithoutNames(*inventory, tainted);
+    }
     published = PublishSlices(
-        discovery::BuildResourceSlices(options_.node_name, *inventory, 0, UnpluggedTainted(*inventory)));
+        discovery::BuildResourceSlices(options_.node_name, replaced ? *replaced : *inventory, 0, tainted));
   }
   // Also after a failed scan or write: the prepared claims follow the hardware even while the API server is away.
   // Once shutdown was raised a new driver pod may own the CDI specs: neither step runs.
@@ -119,11 +164,74 @@ void NodeReconciler::LogNewlyIdleUsb(const discovery::Inventory& inventory) {
   idle_usb_ = std::move(idle);
 }
 
-std::vector<apis::SliceDevice> NodeReconciler::UnpluggedTainted(const discovery::Inventory& inventory) {
+std::vector<DampedDevice> NodeReconciler::Damp(discovery::Inventory* inventory) {
+  std::set<std::string> present;
+  for (const auto& d : inventory->published) present.insert(d.name);
+  std::vector<DampedDevice> damped = damper_.Observe(present);
+  if (metrics_ != nullptr) metrics_->OnFlapDamping(damped.size(), damper_.starts());
+  if (damped.empty()) return damped;
+  // Nothing else may come to run a pass once the device is quiet: ask for the one that releases it.
+  loop_.EnqueueAfter(damper_.UntilRelease());
+  // A damped device is withheld, present or not: the scheduler offers it to no claim, a claim that holds it sees it
+  // unhealthy, and its claims' CDI specs keep what was recorded, until it is stable.
+  std::map<std::string, std::string> reasons;
+  for (const DampedDevice& d : damped) reasons[d.name] = d.Reason();
+  std::erase_if(inventory->published, [&](const discovery::PublishedDevice& d) {
+    auto it = reasons.find(d.name);
+    if (it == reasons.end()) return false;
+    inventory->withheld.push_back({d.name, it->second});
+    return true;
+  });
+  return damped;
+}
+
+std::vector<std::string> NodeReconciler::OtherUnits(const discovery::Inventory& inventory) {
+  std::vector<std::string> lines;
+  std::set<std::string> now;
+  for (const nodestate::HeldDevice& h : devices_->HeldDevices()) {
+    const discovery::PublishedDevice* found = inventory.Find(h.name);
+    if (h.admin_access_only || found == nullptr) continue;
+    const discovery::DeviceIdentity prepared = discovery::IdentityOf(h.attributes);
+    const discovery::DeviceIdentity other = discovery::IdentityOf(found->attributes);
+    if (discovery::SameUnit(prepared, other)) continue;
+    now.insert(h.name);
+    const std::string line = absl::StrCat(h.name, ": another unit (", discovery::IdentityText(other),
+                                          ") in the claimed device's place (", discovery::IdentityText(prepared),
+                                          "): the claimed device is gone for its claim");
+    if (other_units_.count(h.name) == 0) {
+      LogWarning("another unit holds a claimed device's name: the claim keeps the device it was prepared with, gone",
+                 {{"device", h.name},
+                  {"prepared", discovery::IdentityText(prepared)},
+                  {"found", discovery::IdentityText(other)}});
+    }
+    lines.push_back(line);
+  }
+  for (const std::string& name : other_units_) {
+    if (now.count(name) == 0) {
+      LogInfo("a claimed device's name no longer holds another unit (the claimed unit back, or the claim ended)",
+              {{"device", name}});
+    }
+  }
+  other_units_ = std::move(now);
+  return lines;
+}
+
+std::vector<std::string> NodeReconciler::DeviceConditions() const {
+  absl::MutexLock lock(&conditions_mu_);
+  return conditions_;
+}
+
+std::vector<apis::SliceDevice> NodeReconciler::UnpluggedTainted(const discovery::Inventory& inventory,
+                                                                const std::vector<DampedDevice>& damped) {
   if (!options_.taint_unplugged) return {};
   // A server that drops taints would publish the device as if it were present: the contract's behaviour then.
   if (options_.features != nullptr && !options_.features->TaintsServed()) return {};
-  std::vector<apis::SliceDevice> tainted = unplugged_.Tainted(inventory, devices_->HeldDevices(), [this] {
+  // A damped device is neither published nor tainted while it flaps: each flap would be a write.
+  std::vector<nodestate::HeldDevice> held = devices_->HeldDevices();
+  std::erase_if(held, [&](const nodestate::HeldDevice& h) {
+    return std::any_of(damped.begin(), damped.end(), [&](const DampedDevice& d) { return d.name == h.name; });
+  });
+  std::vector<apis::SliceDevice> tainted = unplugged_.Tainted(inventory, held, [this] {
     std::vector<apis::ResourceSlice> published;
     for (const auto& obj : slices_.store()->List()) {
       if (auto slice = apis::ParseResourceSlice(*obj); slice.ok()) published.push_back(*std::move(slice));
@@ -139,8 +247,20 @@ absl::Status NodeReconciler::PublishSlices(const std::vector<apis::ResourceSlice
   // The periodic resync does not read the Node again: its UID is read once, and again only when a slice it
   // owned was deleted behind our back (the garbage collector's answer to a Node re-created under a new UID)
   // or an update found the slice gone. An idle node makes no API request.
+  // The node's write budget: a change past it waits (the latest state is written when it may), so a storm of
+  // uevents or a flapping device costs a few writes a minute. A pass that changes nothing spends none.
+  if (last_written_.has_value() && !SameSlices(*last_written_, desired)) {
+    const absl::Duration wait = budget_.TryTake();
+    if (wait > absl::ZeroDuration()) {
+      ++deferred_writes_;
+      if (metrics_ != nullptr) metrics_->OnSliceWriteDeferred();
+      loop_.EnqueueAfter(wait);
+      return absl::OkStatus();
+    }
+  }
   auto result = sync_.Sync(desired);
   if (!result.ok()) return result.status();
+  last_written_ = desired;
   if (result->created + result->updated + result->deleted > 0) {
     LogInfo("slices published", {{"created", absl::StrCat(result->created)},
                                  {"updated", absl::StrCat(result->updated)},

@@ -4,21 +4,27 @@
 #pragma once
 
 #include <functional>
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "apis/resource_slice.h"
 #include "common/clock.h"
 #include "common/workqueue.h"
 #include "controller/claim_status_controller.h"
+#include "controller/flap_damper.h"
 #include "controller/metrics.h"
 #include "controller/node_pass_loop.h"
 #include "controller/slice_sync.h"
+#include "controller/slice_write_budget.h"
 #include "controller/triggers.h"
 #include "controller/unplugged_devices.h"
 #include "discovery/inventory.h"
@@ -43,6 +49,15 @@ struct NodeReconcilerOptions {
   // Where the taints' times are remembered across restarts (UnpluggedDevices' memory directory: the plugin's
   // directory); empty: not remembered.
   std::string unplugged_memory_dir;
+  // Flap damping (FlapDamper): a device whose presence changes too often is left out of the inventory (withheld,
+  // "flapping: ...") until it is stable. Off unless enabled (cmd turns it on).
+  FlapDampingOptions flap_damping = {.enabled = false};
+  // The node's slice-write budget (SliceWriteBudget): a pass whose slices changed past the budget waits, and the
+  // last state is written in the end. Off unless enabled (cmd turns it on).
+  SliceWriteBudgetOptions slice_write_budget = {.enabled = false};
+  // Told the report lines of DeviceConditions when they change, on the worker thread (cmd writes them for
+  // `liken-dra report`); may be empty.
+  std::function<void(const std::vector<std::string>&)> on_device_conditions;
   // The claim status writer that the pass's last step tells which devices are present (a prepared claim's device
   // gone or back); may be null (no claim status); else outlives the reconciler.
   ClaimStatusController* claim_statuses = nullptr;
@@ -106,10 +121,23 @@ class NodeReconciler {
   // This node's slices as the informer sees them. Thread-safe.
   const informers::Store* slices() const { return slices_.store(); }
 
+  // The devices damped after the last pass (FlapDamper), and the claimed devices whose name holds another unit
+  // now, as lines for the report ("<device>: flapping: 12 changes in the last 60 s"). Thread-safe.
+  std::vector<std::string> DeviceConditions() const;
+
+  // Passes whose slice write waited for the node's write budget. Thread-safe.
+  int deferred_writes() const { return deferred_writes_.load(); }
+
  private:
   // The steps of RunPass, each on the worker thread.
   absl::StatusOr<discovery::Inventory> Scan();
-  std::vector<apis::SliceDevice> UnpluggedTainted(const discovery::Inventory& inventory);
+  // Observes the scan's devices in the damper and moves the damped ones from published to withheld.
+  std::vector<DampedDevice> Damp(discovery::Inventory* inventory);
+  std::vector<apis::SliceDevice> UnpluggedTainted(const discovery::Inventory& inventory,
+                                                  const std::vector<DampedDevice>& damped);
+  // The claimed devices whose name holds another unit now (discovery::SameUnit), logged once when it starts and
+  // once when it ends; as report lines.
+  std::vector<std::string> OtherUnits(const discovery::Inventory& inventory);
   absl::Status PublishSlices(const std::vector<apis::ResourceSlice>& desired);
   void RefreshPreparedClaims();
   void UpdateClaimStatus();  // the devices present now: a prepared claim's device gone or back
@@ -126,6 +154,13 @@ class NodeReconciler {
   SliceSync sync_;
   UnpluggedDevices unplugged_;
   std::set<std::string> idle_usb_;  // idle USB devices of the last scan (not authorized, not configured); worker only
+  FlapDamper damper_;
+  SliceWriteBudget budget_;
+  std::optional<std::vector<apis::ResourceSlice>> last_written_;  // what the last sync that wrote was given
+  std::set<std::string> other_units_;                             // as of the last pass (logged on change)
+  std::atomic<int> deferred_writes_{0};
+  mutable absl::Mutex conditions_mu_;
+  std::vector<std::string> conditions_ ABSL_GUARDED_BY(conditions_mu_);
   NodePassLoop loop_;
   Coalescer coalescer_;
   std::unique_ptr<UeventListener> uevents_;  // null without a uevent source

@@ -11,6 +11,7 @@
 #include "common/atomic_file.h"
 #include "common/files.h"
 #include "common/log.h"
+#include "discovery/device_identity.h"
 
 namespace liken::controller {
 namespace {
@@ -118,7 +119,11 @@ std::vector<apis::SliceDevice> UnpluggedDevices::Tainted(const discovery::Invent
   std::set<std::string> expired;
   std::vector<apis::SliceDevice> out;
   for (const nodestate::HeldDevice& h : held) {
-    if (h.admin_access_only || inventory.Find(h.name) != nullptr || !SysfsGone(h)) continue;
+    // Another unit in its port is not the claimed device come back (discovery::SameUnit): it stays gone.
+    const discovery::PublishedDevice* found = inventory.Find(h.name);
+    const bool other_unit =
+        found != nullptr && !discovery::SameUnit(discovery::IdentityOf(h.attributes), discovery::IdentityOf(found->attributes));
+    if (h.admin_access_only || (found != nullptr && !other_unit) || (found == nullptr && !SysfsGone(h))) continue;
     absl::Time added;
     if (auto it = since_.find(h.name); it != since_.end()) {
       added = it->second;

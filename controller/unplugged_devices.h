@@ -29,7 +29,9 @@ inline constexpr absl::Duration kDefaultUnpluggedTaintLimit = absl::Hours(1);
 // Decides, at each node pass, which devices are published tainted although the scan no longer finds them: those a
 // prepared claim holds (not for admin access only) whose sysfs directory is gone (unplugged, or removed from the
 // bus). A device whose directory is still there (its driver unbound, or a libusb program in the pod detached the
-// kernel driver, as the contract describes) is not tainted: it leaves the slice as before. A device stays tainted
+// kernel driver, as the contract describes) is not tainted: it leaves the slice as before. A name the scan finds
+// holding another unit than the claim's (discovery::SameUnit: vendor, product, serial) counts as gone: the claimed
+// device is tainted, and the caller publishes it in place of the other unit. A device stays tainted
 // until it is found again, no prepared claim holds it any more, or `limit` after its taint was added; then it
 // leaves the slice. NextExpiry says when the next limit runs out, for the pass that ends it (the node's loop asks for
 // one then, not at the next resync). With a memory directory it remembers when each such device's taint was added

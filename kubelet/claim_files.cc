@@ -6,6 +6,7 @@
 
 #include "cdi/claim_spec.h"
 #include "cdi/device_metadata.h"
+#include "discovery/device_identity.h"
 
 namespace liken::kubelet {
 
@@ -60,7 +61,11 @@ std::optional<PreparedClaim> ClaimFiles::Rebased(const PreparedClaim& current, c
   for (size_t i = 0; i < current.delivered.size(); ++i) {
     const DeliveredDevice& d = current.delivered[i];
     const discovery::PublishedDevice* now = snapshot.Find(d.name);
-    if (now == nullptr) continue;
+    // Another unit in the device's port (or at its address) is not the prepared device come back: its nodes never
+    // reach this claim's spec; the claim keeps what was recorded, as for a device that is gone.
+    if (now == nullptr || !discovery::SameUnit(discovery::IdentityOf(d.attributes), discovery::IdentityOf(now->attributes))) {
+      continue;
+    }
     const bool attributes_changed = metadata_ != nullptr && now->attributes != d.attributes;
     if (now->nodes != d.nodes || now->usb_interfaces != d.usb_interfaces || now->sysfs_path != d.sysfs_path ||
         attributes_changed) {

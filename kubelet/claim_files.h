@@ -39,7 +39,8 @@ class ClaimFiles {
 
   // The claim with each delivered device as `snapshot` has it now (nodes, USB interfaces, sysfs path, and the
   // attributes when metadata files are on) and metadata_generation + 1; nullopt when nothing changed. A device
-  // missing from the snapshot keeps what was recorded. Thread-safe.
+  // missing from the snapshot, or found there as another unit (discovery::SameUnit: vendor, product, serial),
+  // keeps what was recorded. Thread-safe.
   std::optional<PreparedClaim> Rebased(const PreparedClaim& current, const InventorySnapshot& snapshot) const;
 
  private:

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "discovery/inventory.h"
+#include "nodestate/node_devices.h"
 
 namespace liken::kubelet {
 
@@ -21,5 +22,11 @@ struct DeviceHealthState {
 // published is unhealthy, with a message. Sorted by device name. Thread-safe.
 std::vector<DeviceHealthState> ComputeDeviceHealth(const discovery::Inventory& inventory,
                                                    const std::vector<std::string>& prepared_devices);
+
+// The same, for the devices as the prepared claims hold them: a held device whose name the inventory publishes
+// for another unit (discovery::SameUnit: another serial, vendor or product in its port) is unhealthy too, with a
+// message naming both units. Sorted by device name. Thread-safe.
+std::vector<DeviceHealthState> ComputeDeviceHealth(const discovery::Inventory& inventory,
+                                                   const std::vector<nodestate::HeldDevice>& held);
 
 }  // namespace liken::kubelet

@@ -25,7 +25,7 @@ class HealthService final : public Service {
       auto snapshot = catalog_->Current();
       Response response;
       const int64_t now = absl::ToUnixSeconds(absl::Now());
-      for (const auto& h : ComputeDeviceHealth(snapshot->inventory, preparer_->PreparedDeviceNames())) {
+      for (const auto& h : ComputeDeviceHealth(snapshot->inventory, preparer_->HeldDevices())) {
         auto* d = response.add_devices();
         d->mutable_device()->set_pool_name(options_.pool);
         d->mutable_device()->set_device_name(h.device);

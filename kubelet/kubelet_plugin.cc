@@ -147,7 +147,7 @@ absl::StatusOr<int> KubeletPlugin::RefreshPreparedClaims() {
   std::shared_ptr<const InventorySnapshot> snapshot = catalog_.Current();
   auto refreshed = preparer_->Refresh(*snapshot);
   if (snapshot->generation > 0) {  // nothing scanned yet is no news of unplugged devices
-    const auto health = ComputeDeviceHealth(snapshot->inventory, preparer_->PreparedDeviceNames());
+    const auto health = ComputeDeviceHealth(snapshot->inventory, preparer_->HeldDevices());
     observer_->OnUnhealthyClaimedDevices(static_cast<size_t>(
         std::count_if(health.begin(), health.end(), [](const DeviceHealthState& h) { return !h.healthy; })));
   }
@@ -174,6 +174,10 @@ std::optional<std::set<std::string>> KubeletPlugin::PresentDevices() const {
   if (snapshot->generation == 0) return std::nullopt;
   std::set<std::string> names;
   for (const auto& device : snapshot->inventory.published) names.insert(device.name);
+  // A claimed port that holds another unit does not hold the claimed device: it is not present for the claim.
+  for (const auto& health : ComputeDeviceHealth(snapshot->inventory, HeldDevices())) {
+    if (!health.healthy) names.erase(health.device);
+  }
   return names;
 }
 

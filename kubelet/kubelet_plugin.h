@@ -92,8 +92,9 @@ class KubeletPlugin final : public nodestate::NodeDevices {
   // nodestate::NodeDevices: the devices the prepared claims hold; none before Start. Thread-safe.
   std::vector<nodestate::HeldDevice> HeldDevices() const override;
 
-  // nodestate::NodeDevices: the names of the devices the catalog's inventory publishes; nullopt before Start and
-  // while nothing was scanned. Thread-safe.
+  // nodestate::NodeDevices: the names of the devices the catalog's inventory publishes, less those a prepared claim
+  // holds whose name now holds another unit (discovery::SameUnit); nullopt before Start and while nothing was
+  // scanned. Thread-safe.
   std::optional<std::set<std::string>> PresentDevices() const override;
 
   // UpdateInventory(inventory, scan_started), then RefreshPreparedClaims(). Thread-safe.

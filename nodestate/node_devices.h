@@ -45,7 +45,8 @@ class NodeDevices {
   // The devices the prepared claims hold, sorted by name (each once). Thread-safe.
   virtual std::vector<HeldDevice> HeldDevices() const = 0;
 
-  // The names of the devices the inventory held now publishes; nullopt while it holds none (nothing scanned yet,
+  // The names of the devices the inventory held now publishes, less a prepared claim's device whose name now holds
+  // another unit (discovery::SameUnit); nullopt while it holds none (nothing scanned yet,
   // or not started): no news of unplugged devices. Thread-safe.
   virtual std::optional<std::set<std::string>> PresentDevices() const = 0;
 };

@@ -35,7 +35,8 @@ TEST(MetricsTest, EverySeriesExistsAtZeroFromStartUp) {
            "liken_runtime_cdi{state=\"enabled\"} 0", "liken_runtime_cdi{state=\"disabled\"} 0",
            "liken_runtime_cdi{state=\"unknown\"} 0", "liken_runtime_cdi{state=\"outside_spec_dirs\"} 0",
            "liken_cdi_refreshes_total 0",
-           "liken_rebind_failures_total 0", "liken_claim_get_fallbacks_total 0"}) {
+           "liken_rebind_failures_total 0", "liken_claim_get_fallbacks_total 0", "liken_flapping_devices 0",
+           "liken_flap_damping_starts_total 0", "liken_slice_writes_deferred_total 0"}) {
     EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
   }
 }
@@ -66,6 +67,9 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
   m.OnRuntimeCdi("enabled");
   m.OnRuntimeCdi("disabled");
   m.OnRuntimeCdi("sideways");  // not a state: ignored
+  m.OnFlapDamping(1, 2);
+  m.OnFlapDamping(1, 3);  // the total the damper counts: the counter follows it
+  m.OnSliceWriteDeferred();
   std::string text = m.Render();
   for (const char* line : {
            "liken_published_devices 5", "liken_withheld_devices 2", "liken_unclaimed_devices 1",
@@ -80,7 +84,8 @@ TEST(MetricsTest, ObserversMoveTheSeries) {
            "liken_prepared_claims 7", "liken_cdi_refreshes_total 3", "liken_rebind_failures_total 1",
            "liken_scan_duration_seconds_count 1", "liken_claim_get_fallbacks_total 2",
            "liken_runtime_cdi{state=\"enabled\"} 0", "liken_runtime_cdi{state=\"disabled\"} 1",
-           "liken_runtime_cdi{state=\"unknown\"} 0"}) {
+           "liken_runtime_cdi{state=\"unknown\"} 0", "liken_flapping_devices 1",
+           "liken_flap_damping_starts_total 3", "liken_slice_writes_deferred_total 1"}) {
     EXPECT_TRUE(Has(text, line)) << "missing: " << line << "\n" << text;
   }
   EXPECT_EQ(text.find("SOMETHING-ELSE"), std::string::npos) << "an unknown event type gets no series";

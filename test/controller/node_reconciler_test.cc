@@ -366,5 +366,102 @@ TEST_F(NodeReconcilerTest, ThePassEndsByTellingTheClaimStatusWriterWhichDevicesA
   statuses.Stop();
 }
 
+// The swap, on the publish side: another unit (serial B2) in the port of the claimed adapter (serial A1). With taints
+// on, the claimed device is published tainted with the claim's attributes in place of the other unit, and the
+// report names both; the claimed unit back removes the taint.
+TEST_F(NodeReconcilerTest, AnotherUnitInAClaimedPortLeavesTheClaimedDeviceGoneAndTainted) {
+  const auto with_serial = [](const std::string& serial) {
+    discovery::Inventory inventory = TwoUsbDevices();
+    inventory.published[1].attributes = {{"liken.sh/bus", std::string("usb")},
+                                         {"liken.sh/vendor", std::string("0403")},
+                                         {"liken.sh/product", std::string("6001")},
+                                         {"liken.sh/serial", serial}};
+    return inventory;
+  };
+  std::vector<std::vector<std::string>> reported;
+  NodeReconcilerOptions options;
+  options.node_name = "n1";
+  options.taint_unplugged = true;
+  options.on_device_conditions = [&](const std::vector<std::string>& lines) { reported.push_back(lines); };
+  NodeReconciler reconciler(options, &client_, &clock_, &scanner_, &devices_, nullptr, nullptr, shutdown_.get_token());
+  HeldDevice held = HeldSerial(false);  // its sysfs directory is there: a unit is plugged into the port
+  held.attributes = with_serial("A1").published[1].attributes;
+  devices_.SetHeld({held});
+  scanner_.Set(with_serial("A1"));
+  reconciler.Enqueue();
+  ASSERT_TRUE(reconciler.ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1", "usb-1-2"}));
+  EXPECT_TRUE(reconciler.DeviceConditions().empty());
+
+  scanner_.Set(with_serial("B2"));  // swapped
+  reconciler.Enqueue();
+  ASSERT_TRUE(reconciler.ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_),
+            (std::vector<std::string>{"usb-1-1", "usb-1-2 liken.sh/unplugged=device-gone:NoExecute@2023-11-14T22:13:20Z"}));
+  EXPECT_EQ(client_.Object(informers::ResourceSlicePath("n1-liken.sh"))["spec"]["devices"][1]["attributes"]
+                ["liken.sh/serial"]["string"],
+            "A1")
+      << "published as the claimed unit";
+  ASSERT_EQ(reconciler.DeviceConditions().size(), 1u);
+  EXPECT_EQ(reconciler.DeviceConditions()[0],
+            "usb-1-2: another unit (vendor=0403 product=6001 serial=B2) in the claimed device's place (vendor=0403 "
+            "product=6001 serial=A1): the claimed device is gone for its claim");
+
+  scanner_.Set(with_serial("A1"));  // the claimed unit back
+  reconciler.Enqueue();
+  ASSERT_TRUE(reconciler.ProcessOneForTest());
+  EXPECT_EQ(PublishedDevices(client_), (std::vector<std::string>{"usb-1-1", "usb-1-2"})) << "no taint: no eviction";
+  EXPECT_TRUE(reconciler.DeviceConditions().empty());
+  EXPECT_EQ(reported.size(), 2u) << "told when the lines change, not at every pass";
+}
+
+// A device flapping at 10 Hz for 20 s, passes every 100 ms (the worst the coalescer hands over): with damping and the
+// write budget on, it costs a few writes; a claim sees it gone; once stable it is published again.
+TEST_F(NodeReconcilerTest, AFlappingDeviceIsDampedAndTheWritesBounded) {
+  for (const bool damping : {false, true}) {
+    FakeKubeClient client;
+    client.Put(informers::NodePath("n1"), {{"metadata", {{"name", "n1"}, {"uid", "u"}}}});
+    RecordingDevices devices(&client);
+    scanner_.Set(TwoUsbDevices());
+    NodeReconcilerOptions options;
+    options.node_name = "n1";
+    options.flap_damping.enabled = damping;
+    options.slice_write_budget.enabled = damping;
+    NodeReconciler reconciler(options, &client, &clock_, &scanner_, &devices, nullptr, nullptr, shutdown_.get_token());
+    reconciler.Enqueue();
+    ASSERT_TRUE(reconciler.ProcessOneForTest());
+    const size_t first = client.Writes().size();
+    for (int i = 1; i <= 200; ++i) {
+      clock_.Advance(absl::Milliseconds(100));
+      scanner_.Set(i % 2 == 1 ? OnlyFirstUsbDevice() : TwoUsbDevices());
+      reconciler.Enqueue();
+      while (reconciler.ProcessOneForTest()) {
+      }
+    }
+    const size_t flapping_writes = client.Writes().size() - first;
+    if (!damping) {
+      EXPECT_EQ(flapping_writes, 200u) << "every change is a write";
+      continue;
+    }
+    EXPECT_LE(flapping_writes, 3u) << "at most 6 a minute while it flaps";
+    EXPECT_EQ(PublishedDevices(client), (std::vector<std::string>{"usb-1-1"})) << "withheld while damped";
+    EXPECT_EQ(devices.PresentDevices(), std::set<std::string>{"usb-1-1"}) << "a claim that holds it sees it gone";
+    ASSERT_EQ(reconciler.DeviceConditions().size(), 1u);
+    EXPECT_EQ(reconciler.DeviceConditions()[0], "usb-1-2: flapping: 200 changes in the last 60 s");
+    // Stable (present) from now, and nothing else happens: the pass the damper asked for publishes it again, at most
+    // a minute later, in one write.
+    clock_.Advance(absl::Seconds(30));
+    while (reconciler.ProcessOneForTest()) {
+    }
+    EXPECT_EQ(PublishedDevices(client), (std::vector<std::string>{"usb-1-1"})) << "30 s stable is not enough";
+    clock_.Advance(absl::Seconds(31));
+    while (reconciler.ProcessOneForTest()) {
+    }
+    EXPECT_EQ(PublishedDevices(client), (std::vector<std::string>{"usb-1-1", "usb-1-2"}));
+    EXPECT_TRUE(reconciler.DeviceConditions().empty());
+    EXPECT_LE(client.Writes().size() - first, 4u);
+  }
+}
+
 }  // namespace
 }  // namespace liken::controller

@@ -204,5 +204,29 @@ TEST_F(UnpluggedDevicesTest, AMemoryFileThatIsNotOursIsIgnored) {
   }
 }
 
+TEST_F(UnpluggedDevicesTest, AnotherUnitInTheClaimedPortLeavesTheClaimedDeviceTainted) {
+  // The claim holds FTDI 0403:6001 serial A1 in port usb-1-2; its sysfs directory is there (a unit is plugged in).
+  nodestate::HeldDevice held = Held("usb-1-2", true);
+  held.attributes = {{"liken.sh/vendor", std::string("0403")},
+                     {"liken.sh/product", std::string("6001")},
+                     {"liken.sh/serial", std::string("A1")}};
+  const auto in_port = [](const std::string& serial) {
+    discovery::Inventory inventory;
+    discovery::PublishedDevice d;
+    d.name = "usb-1-2";
+    d.attributes = {{"liken.sh/vendor", std::string("0403")},
+                    {"liken.sh/product", std::string("6001")},
+                    {"liken.sh/serial", serial}};
+    inventory.published.push_back(d);
+    return inventory;
+  };
+  UnpluggedDevices unplugged(&clock_);
+  auto tainted = unplugged.Tainted(in_port("B2"), {held}, nullptr);
+  ASSERT_EQ(Names(tainted), (std::vector<std::string>{"usb-1-2"})) << "serial B2 is not the claimed A1 come back";
+  EXPECT_EQ(tainted[0].attributes, held.attributes) << "published as the claimed unit, not the one in the port";
+  EXPECT_EQ(tainted[0].taints.at(0).key, kUnpluggedTaintKey);
+  EXPECT_TRUE(unplugged.Tainted(in_port("A1"), {held}, nullptr).empty()) << "the claimed unit back: no taint";
+}
+
 }  // namespace
 }  // namespace liken::controller

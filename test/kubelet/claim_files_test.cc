@@ -58,6 +58,37 @@ TEST(ClaimFilesTest, AttributesCountOnlyWhenMetadataFilesAreOn) {
   EXPECT_EQ(rebased->delivered[0].attributes, relabelled.attributes);
 }
 
+// The adapter UsbSerial() describes, as one unit: FTDI 0403:6001 with `serial`, enumerated at `usbfs`.
+discovery::PublishedDevice SerialAdapterUnit(const std::string& serial, const std::string& usbfs) {
+  discovery::PublishedDevice d = UsbSerial();
+  d.attributes["liken.sh/vendor"] = std::string("0403");
+  d.attributes["liken.sh/product"] = std::string("6001");
+  d.attributes["liken.sh/serial"] = std::string(serial);
+  d.nodes[0].path = usbfs;
+  return d;
+}
+
+TEST(ClaimFilesTest, AnotherUnitInTheClaimedPortNeverReachesTheClaim) {
+  {
+    ClaimFiles files(nullptr);
+    PreparedClaim claim = ClaimOf({SerialAdapterUnit("A1", "/dev/bus/usb/001/004")});
+    // An identical model with another serial, in the same port (the same device name), enumerated anew.
+    EXPECT_FALSE(files.Rebased(claim, SnapshotOf({SerialAdapterUnit("B2", "/dev/bus/usb/001/005")})).has_value())
+        << "the claim that selected serial A1 must not be handed the nodes of serial B2";
+    discovery::PublishedDevice other_model = SerialAdapterUnit("A1", "/dev/bus/usb/001/006");
+    other_model.attributes["liken.sh/product"] = std::string("6015");
+    EXPECT_FALSE(files.Rebased(claim, SnapshotOf({other_model})).has_value()) << "another product is another unit";
+    // The prepared unit back in its port, enumerated anew: its claim follows it.
+    auto back = files.Rebased(claim, SnapshotOf({SerialAdapterUnit("A1", "/dev/bus/usb/001/007")}));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->delivered[0].nodes[0].path, "/dev/bus/usb/001/007");
+  }
+  DeviceMetadataStore store("/nonexistent/metadata");  // with metadata files on, the attributes are not taken either
+  PreparedClaim claim = ClaimOf({SerialAdapterUnit("A1", "/dev/bus/usb/001/004")});
+  EXPECT_FALSE(ClaimFiles(&store).Rebased(claim, SnapshotOf({SerialAdapterUnit("B2", "/dev/bus/usb/001/004")}))
+                   .has_value());
+}
+
 TEST(ClaimFilesTest, SpecNamesEveryDeliveredNode) {
   ClaimFiles files(nullptr);
   cdi::Spec spec = files.SpecFor(ClaimOf({UsbSerial()}));

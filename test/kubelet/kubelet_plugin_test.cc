@@ -491,6 +491,40 @@ TEST_P(KubeletPluginTest, RefreshRewritesOnlySpecsWhoseNodesChanged) {
   EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(replugged.nodes));
 }
 
+// The swap: a claimed adapter (FTDI 0403:6001, serial A1) replaced in its port by an identical model with another
+// serial. The claim keeps A1's nodes (never B2's), A1 counts as gone (unhealthy, not present for the claim's status);
+// A1 back in its port, enumerated anew, is refreshed into the claim's spec and healthy again.
+TEST_P(KubeletPluginTest, AnotherUnitInTheClaimedPortIsNotTheClaimedDeviceComingBack) {
+  discovery::PublishedDevice a1 = UsbSerial();
+  a1.attributes = {{"liken.sh/vendor", std::string("0403")},
+                   {"liken.sh/product", std::string("6001")},
+                   {"liken.sh/serial", std::string("A1")}};
+  inventory_ = InventoryOf({GpuRender(), GpuDisplay(), a1});
+  plugin_->UpdateInventory(inventory_);
+  LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(a1.nodes));
+
+  discovery::PublishedDevice b2 = a1;
+  b2.attributes["liken.sh/serial"] = std::string("B2");
+  b2.nodes[0] = Node("/dev/bus/usb/001/007", 189, 6, "usb");
+  b2.nodes[1] = Node("/dev/ttyUSB1", 188, 1, "tty");
+  auto refreshed = plugin_->RefreshPreparedClaims(InventoryOf({GpuRender(), GpuDisplay(), b2}));
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(*refreshed, 0) << "no CDI refresh to another unit's nodes";
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(a1.nodes));
+  EXPECT_EQ(observer_.unhealthy.load(), 1u) << "the claimed device is gone for its claim";
+  EXPECT_EQ(plugin_->PresentDevices(), (std::set<std::string>{GpuRender().name, GpuDisplay().name}));
+
+  discovery::PublishedDevice a1_back = a1;
+  a1_back.nodes[0] = Node("/dev/bus/usb/001/008", 189, 7, "usb");
+  refreshed = plugin_->RefreshPreparedClaims(InventoryOf({GpuRender(), GpuDisplay(), a1_back}));
+  LIKEN_ASSERT_OK(refreshed);
+  EXPECT_EQ(*refreshed, 1) << "the claimed unit back: its new nodes reach the claim";
+  EXPECT_EQ(ReadSpecJson(kUsbUid), ExpectedUsbSpec(a1_back.nodes));
+  EXPECT_EQ(observer_.unhealthy.load(), 0u);
+  EXPECT_EQ(plugin_->PresentDevices()->count(a1.name), 1u);
+}
+
 // A pass counts the devices prepared claims hold that the node no longer publishes (liken_unhealthy_claimed_devices).
 TEST_P(KubeletPluginTest, RefreshCountsClaimedDevicesNoLongerPublished) {
   LIKEN_ASSERT_OK(kubelet_->Prepare({Gpu(), Usb()}));
