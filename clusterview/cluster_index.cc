@@ -4,24 +4,9 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "clusterview/json_fields.h"
 
 namespace liken::clusterview {
-namespace {
-
-std::string Str(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const nlohmann::json& Field(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
-
-}  // namespace
 
 std::string AttributeText(const apis::AttributeValue& value) {
   if (const auto* s = std::get_if<std::string>(&value)) return *s;
@@ -39,12 +24,12 @@ std::optional<std::string> LikenAttribute(const apis::SliceDevice& device, const
 
 PodState PodStateOf(const nlohmann::json& pod) {
   PodState state;
-  state.name = Str(Field(pod, "metadata"), "name");
-  const nlohmann::json& status = Field(pod, "status");
-  state.phase = Str(status, "phase");
+  state.name = JsonString(JsonField(pod, "metadata"), "name");
+  const nlohmann::json& status = JsonField(pod, "status");
+  state.phase = JsonString(status, "phase");
   if (state.phase.empty()) state.phase = "Pending";
   bool all_ready = true;
-  const nlohmann::json& containers = Field(status, "containerStatuses");
+  const nlohmann::json& containers = JsonField(status, "containerStatuses");
   if (!containers.is_array() || containers.empty()) all_ready = false;
   if (containers.is_array()) {
     for (const auto& c : containers) {
@@ -60,16 +45,16 @@ std::vector<std::string> ClaimsOfPod(const nlohmann::json& pod) {
   auto add = [&](const std::string& name) {
     if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   };
-  const nlohmann::json& spec_claims = Field(Field(pod, "spec"), "resourceClaims");
+  const nlohmann::json& spec_claims = JsonField(JsonField(pod, "spec"), "resourceClaims");
   if (spec_claims.is_array()) {
-    for (const auto& c : spec_claims) add(Str(c, "resourceClaimName"));
+    for (const auto& c : spec_claims) add(JsonString(c, "resourceClaimName"));
   }
-  const nlohmann::json& status = Field(pod, "status");
-  const nlohmann::json& statuses = Field(status, "resourceClaimStatuses");
+  const nlohmann::json& status = JsonField(pod, "status");
+  const nlohmann::json& statuses = JsonField(status, "resourceClaimStatuses");
   if (statuses.is_array()) {
-    for (const auto& c : statuses) add(Str(c, "resourceClaimName"));
+    for (const auto& c : statuses) add(JsonString(c, "resourceClaimName"));
   }
-  add(Str(Field(status, "extendedResourceClaimStatus"), "resourceClaimName"));
+  add(JsonString(JsonField(status, "extendedResourceClaimStatus"), "resourceClaimName"));
   return names;
 }
 
@@ -80,10 +65,10 @@ bool PodUsesClaim(const nlohmann::json& pod, const std::string& claim) {
 
 std::vector<std::string> ClassSelectors(const nlohmann::json& device_class) {
   std::vector<std::string> expressions;
-  const nlohmann::json& selectors = Field(Field(device_class, "spec"), "selectors");
+  const nlohmann::json& selectors = JsonField(JsonField(device_class, "spec"), "selectors");
   if (!selectors.is_array()) return expressions;
   for (const auto& s : selectors) {
-    std::string e = Str(Field(s, "cel"), "expression");
+    std::string e = JsonString(JsonField(s, "cel"), "expression");
     if (!e.empty()) expressions.push_back(e);
   }
   return expressions;
@@ -119,8 +104,8 @@ std::string ClusterIndex::NodeOfPool(const std::string& pool) const {
 
 const nlohmann::json* ClusterIndex::FindPod(const std::string& namespace_name, const std::string& name) const {
   for (const auto& pod : snapshot_.pods) {
-    const nlohmann::json& meta = Field(pod, "metadata");
-    if (Str(meta, "name") == name && Str(meta, "namespace") == namespace_name) return &pod;
+    const nlohmann::json& meta = JsonField(pod, "metadata");
+    if (JsonString(meta, "name") == name && JsonString(meta, "namespace") == namespace_name) return &pod;
   }
   return nullptr;
 }
@@ -134,7 +119,7 @@ const apis::ResourceClaim* ClusterIndex::FindClaim(const std::string& namespace_
 
 const nlohmann::json* ClusterIndex::FindClass(const std::string& name) const {
   for (const auto& c : snapshot_.device_classes) {
-    if (Str(Field(c, "metadata"), "name") == name) return &c;
+    if (JsonString(JsonField(c, "metadata"), "name") == name) return &c;
   }
   return nullptr;
 }
@@ -157,7 +142,7 @@ std::vector<PodState> ClusterIndex::PodsOfClaim(const apis::ResourceClaim& claim
     }
   }
   for (const auto& pod : snapshot_.pods) {
-    if (Str(Field(pod, "metadata"), "namespace") == claim.metadata.namespace_name &&
+    if (JsonString(JsonField(pod, "metadata"), "namespace") == claim.metadata.namespace_name &&
         PodUsesClaim(pod, claim.metadata.name)) {
       add(pod);
     }
@@ -169,15 +154,15 @@ bool ClusterIndex::IsLikenClaim(const apis::ResourceClaim& claim) const {
   for (const auto& r : claim.results) {
     if (r.driver == kLikenDriver) return true;
   }
-  const nlohmann::json& requests = Field(Field(Field(claim.raw, "spec"), "devices"), "requests");
+  const nlohmann::json& requests = JsonField(JsonField(JsonField(claim.raw, "spec"), "devices"), "requests");
   if (!requests.is_array()) return false;
   const std::string quoted = absl::StrCat("\"", kLikenDriver, "\"");
   for (const auto& request : requests) {
     std::vector<std::string> classes;
-    if (std::string c = Str(Field(request, "exactly"), "deviceClassName"); !c.empty()) classes.push_back(c);
-    const nlohmann::json& alternatives = Field(request, "firstAvailable");
+    if (std::string c = JsonString(JsonField(request, "exactly"), "deviceClassName"); !c.empty()) classes.push_back(c);
+    const nlohmann::json& alternatives = JsonField(request, "firstAvailable");
     if (alternatives.is_array()) {
-      for (const auto& a : alternatives) classes.push_back(Str(a, "deviceClassName"));
+      for (const auto& a : alternatives) classes.push_back(JsonString(a, "deviceClassName"));
     }
     for (const auto& name : classes) {
       const nlohmann::json* c = FindClass(name);

@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "clusterview/json_fields.h"
 #include "absl/strings/str_join.h"
 #include "clusterview/device_view.h"
 
@@ -14,25 +15,12 @@ constexpr char kNoCel[] =
     "kubectl-liken does not evaluate CEL (Debian ships no CEL library): which of these devices a selector accepts, "
     "and why none fits, is the scheduler's to say (above).";
 
-std::string Str(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const nlohmann::json& Field(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
-
 std::vector<std::string> Selectors(const nlohmann::json& request) {
   std::vector<std::string> expressions;
-  const nlohmann::json& selectors = Field(request, "selectors");
+  const nlohmann::json& selectors = JsonField(request, "selectors");
   if (!selectors.is_array()) return expressions;
   for (const auto& s : selectors) {
-    std::string e = Str(Field(s, "cel"), "expression");
+    std::string e = JsonString(JsonField(s, "cel"), "expression");
     if (!e.empty()) expressions.push_back(e);
   }
   return expressions;
@@ -41,11 +29,11 @@ std::vector<std::string> Selectors(const nlohmann::json& request) {
 WhyRequest RequestOf(const ClusterIndex& index, const std::string& name, const nlohmann::json& exact) {
   WhyRequest request;
   request.name = name;
-  request.device_class = Str(exact, "deviceClassName");
-  if (Str(exact, "allocationMode") == "All") {
+  request.device_class = JsonString(exact, "deviceClassName");
+  if (JsonString(exact, "allocationMode") == "All") {
     request.count = "All";
   } else {
-    const nlohmann::json& count = Field(exact, "count");
+    const nlohmann::json& count = JsonField(exact, "count");
     request.count = count.is_number_integer() ? std::to_string(count.get<int64_t>()) : "1";
   }
   if (const nlohmann::json* c = index.FindClass(request.device_class)) {
@@ -64,16 +52,16 @@ WhyClaim ClaimOf(const ClusterIndex& index, const apis::ResourceClaim& claim) {
   for (const auto& r : claim.results) {
     if (r.driver == kLikenDriver) out.allocated.push_back(absl::StrCat(index.NodeOfPool(r.pool), "/", r.device));
   }
-  const nlohmann::json& requests = Field(Field(Field(claim.raw, "spec"), "devices"), "requests");
+  const nlohmann::json& requests = JsonField(JsonField(JsonField(claim.raw, "spec"), "devices"), "requests");
   if (requests.is_array()) {
     for (const auto& r : requests) {
-      std::string name = Str(r, "name");
-      if (const nlohmann::json& exact = Field(r, "exactly"); exact.is_object()) {
+      std::string name = JsonString(r, "name");
+      if (const nlohmann::json& exact = JsonField(r, "exactly"); exact.is_object()) {
         out.requests.push_back(RequestOf(index, name, exact));
       }
-      if (const nlohmann::json& alternatives = Field(r, "firstAvailable"); alternatives.is_array()) {
+      if (const nlohmann::json& alternatives = JsonField(r, "firstAvailable"); alternatives.is_array()) {
         for (const auto& a : alternatives) {
-          out.requests.push_back(RequestOf(index, absl::StrCat(name, "/", Str(a, "name")), a));
+          out.requests.push_back(RequestOf(index, absl::StrCat(name, "/", JsonString(a, "name")), a));
         }
       }
     }
@@ -83,9 +71,9 @@ WhyClaim ClaimOf(const ClusterIndex& index, const apis::ResourceClaim& claim) {
 
 bool NodeMatchesSelector(const nlohmann::json& node, const nlohmann::json& selector) {
   if (!selector.is_object()) return true;
-  const nlohmann::json& labels = Field(Field(node, "metadata"), "labels");
+  const nlohmann::json& labels = JsonField(JsonField(node, "metadata"), "labels");
   for (auto it = selector.begin(); it != selector.end(); ++it) {
-    if (!it->is_string() || Str(labels, it.key().c_str()) != it->get<std::string>()) return false;
+    if (!it->is_string() || JsonString(labels, it.key().c_str()) != it->get<std::string>()) return false;
   }
   return true;
 }
@@ -102,10 +90,10 @@ std::vector<std::string> SliceNodes(const ClusterIndex& index) {
 }
 
 std::string EventText(const nlohmann::json& e) {
-  std::string text = absl::StrCat(Str(e, "type"), " ", Str(e, "reason"));
-  const nlohmann::json& count = Field(e, "count");
+  std::string text = absl::StrCat(JsonString(e, "type"), " ", JsonString(e, "reason"));
+  const nlohmann::json& count = JsonField(e, "count");
   if (count.is_number_integer() && count.get<int64_t>() > 1) absl::StrAppend(&text, " (x", count.get<int64_t>(), ")");
-  absl::StrAppend(&text, ": ", Str(e, "message"));
+  absl::StrAppend(&text, ": ", JsonString(e, "message"));
   return text;
 }
 
@@ -166,14 +154,14 @@ WhyReport BuildWhyReport(const ClusterIndex& index, const WhyTarget& target, con
   const nlohmann::json* pod = target.pod.empty() ? nullptr : index.FindPod(target.namespace_name, target.pod);
   if (pod != nullptr) {
     report.pod_phase = PodStateOf(*pod).phase;
-    report.node_name = Str(Field(*pod, "spec"), "nodeName");
-    const nlohmann::json& conditions = Field(Field(*pod, "status"), "conditions");
+    report.node_name = JsonString(JsonField(*pod, "spec"), "nodeName");
+    const nlohmann::json& conditions = JsonField(JsonField(*pod, "status"), "conditions");
     if (conditions.is_array()) {
       for (const auto& c : conditions) {
-        if (Str(c, "type") != "PodScheduled") continue;
-        report.scheduled_status = Str(c, "status");
-        report.scheduled_reason = Str(c, "reason");
-        report.scheduled_message = Str(c, "message");
+        if (JsonString(c, "type") != "PodScheduled") continue;
+        report.scheduled_status = JsonString(c, "status");
+        report.scheduled_reason = JsonString(c, "reason");
+        report.scheduled_message = JsonString(c, "message");
       }
     }
   }
@@ -208,11 +196,11 @@ WhyReport BuildWhyReport(const ClusterIndex& index, const WhyTarget& target, con
     report.nodes_note = absl::StrCat("every node with liken devices (nodes could not be read: ",
                                      *index.snapshot().nodes_unreadable, ")");
   } else {
-    const nlohmann::json& selector = pod == nullptr ? nlohmann::json() : Field(Field(*pod, "spec"), "nodeSelector");
+    const nlohmann::json& selector = pod == nullptr ? nlohmann::json() : JsonField(JsonField(*pod, "spec"), "nodeSelector");
     for (const auto& n : index.snapshot().nodes) {
-      std::string name = Str(Field(n, "metadata"), "name");
+      std::string name = JsonString(JsonField(n, "metadata"), "name");
       if (std::find(slice_nodes.begin(), slice_nodes.end(), name) == slice_nodes.end()) continue;
-      if (Field(Field(n, "spec"), "unschedulable").is_boolean() && n["spec"]["unschedulable"].get<bool>()) continue;
+      if (JsonField(JsonField(n, "spec"), "unschedulable").is_boolean() && n["spec"]["unschedulable"].get<bool>()) continue;
       if (!NodeMatchesSelector(n, selector)) continue;
       report.candidate_nodes.push_back(name);
     }
